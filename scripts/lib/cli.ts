@@ -1,0 +1,39 @@
+import { existsSync, readFileSync } from "node:fs";
+import { parseTrace } from "../../src/sim/trace";
+import type { WorkloadSource } from "../../src/sim/workload";
+
+/** A user mistake: one line on stderr, exit code 2, no stack trace. */
+export class UsageError extends Error {}
+
+export function runCli(main: () => Promise<void> | void): void {
+  Promise.resolve()
+    .then(main)
+    .catch((e: unknown) => {
+      if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
+        process.stderr.write(`error: ${e.message.split("\n")[0] ?? ""}\n`);
+        process.exit(2);
+      }
+      throw e;
+    });
+}
+
+export function loadTraceSource(arg: string): WorkloadSource & { label: string } {
+  if (arg === "synthetic") return { kind: "synthetic", label: "synthetic" };
+  if (!existsSync(arg)) throw new UsageError(`trace file not found: ${arg}`);
+  const parsed = parseTrace(readFileSync(arg, "utf8"), arg);
+  if (!parsed.ok) throw new UsageError(parsed.error);
+  return { kind: "trace", entries: parsed.value, label: arg.split("/").at(-1) ?? arg };
+}
+
+export function numberArg(name: string, raw: string | undefined, fallback: number, check: (n: number) => boolean = (n) => n > 0): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || !check(n)) throw new UsageError(`--${name} must be a valid number (got "${raw}")`);
+  return n;
+}
+
+/** ../shared/data next to the checkout, if this machine has it. */
+export function sharedDataDir(): string | undefined {
+  const candidates = [process.env.HEXFLOW_SHARED_DATA, new URL("../../../shared/data", import.meta.url).pathname];
+  return candidates.find((d): d is string => d !== undefined && existsSync(d));
+}

@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { CHESS_STEP_MEANS, CHESS_TEMPLATE, PARITY_STEP_PAIRS } from "./chess";
+import { createLeastLoaded } from "./dispatch/least-loaded";
+import { createRandom } from "./dispatch/random";
+import { createRoundRobin } from "./dispatch/round-robin";
+import type { DispatchPolicy } from "./dispatch/types";
+import { createWorkloadBalanced } from "./dispatch/workload-balanced";
+import type { LoadMode } from "./load";
+import { edf } from "./queue/edf";
+import { fcfs } from "./queue/fcfs";
+import { leastLaxity } from "./queue/least-laxity";
+import type { QueuePolicy } from "./queue/types";
+import { createParitySharedPlanner, cursorPlanner, type StagePlanner } from "./remaining";
+import type { StepTokens } from "./chess";
+
+export const DispatchNameSchema = z.enum(["rr", "least-loaded", "wb", "random"]);
+export const QueueNameSchema = z.enum(["fcfs", "pq", "edf"]);
+
+export const PolicySpecSchema = z.object({
+  name: z.string(),
+  dispatch: DispatchNameSchema,
+  queue: QueueNameSchema,
+  /** The authors' quirks of DESIGN 2.1: cumulative load, fixed step pairs, shared remaining list, wb parity. */
+  parity: z.boolean(),
+  /** Whether α means anything to this policy (only wb dispatch reads it). */
+  tunesAlpha: z.boolean(),
+  description: z.string(),
+});
+export type PolicySpec = z.infer<typeof PolicySpecSchema>;
+
+const spec = (p: PolicySpec): Readonly<PolicySpec> => Object.freeze(p);
+
+/** Named combinations (DESIGN 2.2). One immutable registry; variants are entries, not copies. */
+export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.freeze({
+  "rr-fcfs": spec({ name: "rr-fcfs", dispatch: "rr", queue: "fcfs", parity: false, tunesAlpha: false, description: "round-robin + FCFS: vLLM behind a plain load balancer" }),
+  "rr-pq": spec({ name: "rr-pq", dispatch: "rr", queue: "pq", parity: false, tunesAlpha: false, description: "round-robin + least-laxity queue (paper ablation)" }),
+  "wb-fcfs": spec({ name: "wb-fcfs", dispatch: "wb", queue: "fcfs", parity: false, tunesAlpha: true, description: "workload-balanced dispatch + FCFS (paper ablation)" }),
+  "least-loaded": spec({ name: "least-loaded", dispatch: "least-loaded", queue: "fcfs", parity: false, tunesAlpha: false, description: "power-of-two-choices on outstanding work + FCFS (Ray Serve-like)" }),
+  edf: spec({ name: "edf", dispatch: "least-loaded", queue: "edf", parity: false, tunesAlpha: false, description: "least-loaded dispatch + earliest deadline first (QLM-like)" }),
+  random: spec({ name: "random", dispatch: "random", queue: "fcfs", parity: false, tunesAlpha: false, description: "uniform random dispatch + FCFS (reference floor)" }),
+  hexgen: spec({ name: "hexgen", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, description: "HexGen-Flow: WB dispatch + least-laxity queue, tuned α (hexflow defaults)" }),
+  "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
+});
+
+export const POLICY_NAMES: readonly string[] = Object.keys(POLICIES);
+
+export function getPolicy(name: string): Readonly<PolicySpec> | undefined {
+  return Object.hasOwn(POLICIES, name) ? POLICIES[name] : undefined;
+}
+
+/** The live parts of a policy: fresh state per scheduler (or per simulation run). */
+export interface PolicyRuntime {
+  spec: Readonly<PolicySpec>;
+  dispatch: DispatchPolicy;
+  queue: QueuePolicy;
+  loadMode: LoadMode;
+  estimatorMode: "call" | "step-pair";
+  stepTokens: Readonly<Record<string, StepTokens>>;
+  planner: StagePlanner;
+}
+
+const QUEUES: Readonly<Record<z.infer<typeof QueueNameSchema>, QueuePolicy>> = { fcfs, pq: leastLaxity, edf };
+
+function createDispatch(p: PolicySpec): DispatchPolicy {
+  switch (p.dispatch) {
+    case "rr":
+      return createRoundRobin();
+    case "least-loaded":
+      return createLeastLoaded(2);
+    case "random":
+      return createRandom();
+    case "wb":
+      return createWorkloadBalanced({ parity: p.parity });
+  }
+}
+
+export function instantiatePolicy(p: Readonly<PolicySpec>, template: readonly string[] = CHESS_TEMPLATE): PolicyRuntime {
+  return {
+    spec: p,
+    dispatch: createDispatch(p),
+    queue: QUEUES[p.queue],
+    loadMode: p.parity ? "cumulative" : "outstanding",
+    estimatorMode: p.parity ? "step-pair" : "call",
+    stepTokens: p.parity ? PARITY_STEP_PAIRS : CHESS_STEP_MEANS,
+    planner: p.parity ? createParitySharedPlanner(template) : cursorPlanner,
+  };
+}

@@ -1,0 +1,78 @@
+import { newPlan, stageBudget, type PlanState, type StagePlanner } from "./remaining";
+import type { WorkflowSpec } from "./workflow";
+
+/** A call released to the scheduler, with its stage budget and deadline (absolute seconds). */
+export interface ReleasedCall {
+  id: string;
+  workflowId: string;
+  stageIndex: number;
+  step: string;
+  inputTokens: number;
+  /** The true output length; only engines that replay a trace may read it. */
+  outputTokens: number;
+  expectedOutputTokens: number;
+  releasedAt: number;
+  budgetS: number;
+  deadlineS: number;
+}
+
+/** Plain data, so a Durable Object can persist it as it is. */
+export interface WorkflowState {
+  id: string;
+  spec: WorkflowSpec;
+  arrivalS: number;
+  sloS: number;
+  stageIndex: number;
+  pending: string[];
+  plan: PlanState;
+  finishedAt?: number;
+}
+
+export interface ReleaseContext {
+  planner: StagePlanner;
+  meanStepTime(step: string): number;
+  expectedOutput(step: string): number;
+}
+
+export function startWorkflow(id: string, spec: WorkflowSpec, arrivalS: number, sloS: number): WorkflowState {
+  return { id, spec, arrivalS, sloS, stageIndex: -1, pending: [], plan: newPlan(spec.template) };
+}
+
+/** Releases the next stage at `now`: every call of it gets the same budget B and deadline r + B. */
+export function releaseNextStage(w: WorkflowState, ctx: ReleaseContext, now: number): ReleasedCall[] {
+  const index = w.stageIndex + 1;
+  const stage = w.spec.stages[index];
+  if (stage === undefined || w.pending.length > 0) return [];
+  w.stageIndex = index;
+  const remaining = ctx.planner.onRelease(w.plan, stage.step);
+  let remainingMean = 0;
+  for (const s of remaining) remainingMean += ctx.meanStepTime(s);
+  const budgetS = stageBudget(w.sloS - (now - w.arrivalS), ctx.meanStepTime(stage.step), remainingMean);
+  const calls = stage.calls.map((c, i): ReleasedCall => ({
+    id: `${w.id}:${index}:${i}`,
+    workflowId: w.id,
+    stageIndex: index,
+    step: c.step,
+    inputTokens: c.inputTokens,
+    outputTokens: c.outputTokens,
+    expectedOutputTokens: c.expectedOutputTokens ?? ctx.expectedOutput(c.step),
+    releasedAt: now,
+    budgetS,
+    deadlineS: now + budgetS,
+  }));
+  w.pending = calls.map((c) => c.id);
+  return calls;
+}
+
+export type CompletionOutcome = "unknown-call" | "stage-open" | "stage-done" | "workflow-done";
+
+/** Marks a call finished; a repeated or foreign call id changes nothing. */
+export function completeCall(w: WorkflowState, callId: string, now: number): CompletionOutcome {
+  const at = w.pending.indexOf(callId);
+  if (at < 0) return "unknown-call";
+  w.pending.splice(at, 1);
+  if (w.pending.length > 0) return "stage-open";
+  if (w.stageIndex + 1 < w.spec.stages.length) return "stage-done";
+  w.finishedAt = now;
+  return "workflow-done";
+}

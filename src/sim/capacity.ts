@@ -1,0 +1,70 @@
+import type { PolicySpec } from "../core/policies";
+import { attainment, steadyState } from "./metrics";
+import { runScenario, type Scenario } from "./scenario";
+import { tuneAlpha } from "./tuner";
+import type { WorkflowResult } from "./simulator";
+
+export interface CapacityOptions {
+  seeds: readonly number[];
+  /** Fixed α, or "auto": tune α for SLO attainment at every probed rate (coarse grid). */
+  alpha: number | "auto";
+  target?: number;
+  /** Relative width at which the bisection stops. */
+  tolerance?: number;
+  maxRate?: number;
+}
+
+export interface CapacityResult {
+  capacity: number;
+  probes: { rate: number; attainment: number; alpha: number }[];
+}
+
+/**
+ * Capacity (DESIGN section 5): the highest Poisson rate at which at least 95% of workflows meet the
+ * SLO at the scenario's scale, in steady state (first and last 10% of arrivals left out), pooled
+ * over seeds. Doubling to bracket it, then bisection.
+ */
+export function measureCapacity(scenario: Scenario, policy: Readonly<PolicySpec>, opts: CapacityOptions): CapacityResult {
+  const target = opts.target ?? 0.95;
+  const tolerance = opts.tolerance ?? 0.03;
+  const maxRate = opts.maxRate ?? 64;
+  const probes: CapacityResult["probes"] = [];
+  const probe = (rate: number): boolean => {
+    const s = { ...scenario, rate };
+    const alpha =
+      opts.alpha === "auto"
+        ? tuneAlpha(s, policy, { seeds: opts.seeds.slice(0, 1), objective: { kind: "attainment", sloScale: s.sloScale }, gridStep: 0.1, refineStep: 0 }).alpha
+        : opts.alpha;
+    const pooled: WorkflowResult[] = [];
+    let sloS = 0;
+    for (const seed of opts.seeds) {
+      const run = runScenario(s, policy, alpha, seed);
+      sloS = run.sloS;
+      pooled.push(...steadyState(run.output.workflows));
+    }
+    const a = attainment(pooled, sloS);
+    probes.push({ rate, attainment: a, alpha });
+    return a >= target;
+  };
+  let lo = 0;
+  let hi = 0.25;
+  while (probe(hi)) {
+    lo = hi;
+    hi *= 2;
+    if (hi > maxRate) return { capacity: lo, probes };
+  }
+  if (lo === 0) {
+    // Even a low rate fails: search downwards so the figure still says how low it is.
+    let r = hi / 2;
+    while (r > 1e-3 && !probe(r)) r /= 2;
+    if (r <= 1e-3) return { capacity: 0, probes };
+    lo = r;
+    hi = r * 2;
+  }
+  while ((hi - lo) / hi > tolerance) {
+    const mid = (lo + hi) / 2;
+    if (probe(mid)) lo = mid;
+    else hi = mid;
+  }
+  return { capacity: lo, probes };
+}

@@ -1,0 +1,163 @@
+import { Dispatcher } from "../core/dispatcher";
+import { KV_READ_FACTOR_PER_TOKEN, DEFAULT_MODEL } from "../core/gpu";
+import { MinHeap } from "../core/min-heap";
+import { InstanceQueue } from "../core/instance-queue";
+import { instantiatePolicy, type PolicySpec } from "../core/policies";
+import { forkRng } from "../core/rng";
+import { completeCall, releaseNextStage, startWorkflow, type ReleaseContext, type ReleasedCall, type WorkflowState } from "../core/workflow-run";
+import type { SimInstance } from "./cluster";
+import { ParityEngine } from "./engine/parity";
+import type { AdmissionSource, Engine } from "./engine/types";
+import { VllmEngine } from "./engine/vllm";
+import type { WorkloadItem } from "./workload";
+import { callCount } from "../core/workflow";
+
+export type EngineKind = "vllm" | "parity";
+
+export interface SimConfig {
+  policy: Readonly<PolicySpec>;
+  alpha: number;
+  instances: readonly SimInstance[];
+  engine: EngineKind;
+  workload: readonly WorkloadItem[];
+  /** Every workflow's end-to-end SLO in seconds (scale × base SLO). */
+  sloS: number;
+  seed: number;
+}
+
+export interface WorkflowResult {
+  id: string;
+  arrivalS: number;
+  finishS: number;
+  latencyS: number;
+  calls: number;
+}
+
+export interface SimOutput {
+  workflows: WorkflowResult[];
+  calls: number;
+  endS: number;
+  preemptions: number;
+  engineSteps: number;
+}
+
+interface Node {
+  inst: SimInstance;
+  engine: Engine;
+  queue: InstanceQueue;
+  source: AdmissionSource;
+  busy: boolean;
+}
+
+interface StepEnd {
+  t: number;
+  seq: number;
+  node: Node;
+}
+
+function createEngine(kind: EngineKind, inst: SimInstance): Engine {
+  return kind === "parity"
+    ? new ParityEngine(inst.cost, inst.gpu, inst.capacity.kvTokens)
+    : new VllmEngine(inst.cost, inst.capacity, KV_READ_FACTOR_PER_TOKEN[DEFAULT_MODEL]);
+}
+
+/**
+ * Discrete-event simulation of one pool serving a workload under one policy. Runs the production
+ * scheduling code (workflow-run, dispatcher, instance queue) against engine models; no I/O, no
+ * wall clock, all randomness from `seed`. Events are ordered by (time, kind, sequence): at equal
+ * times step completions come before arrivals, and steps in the order they were planned.
+ */
+export function runSimulation(cfg: SimConfig): SimOutput {
+  const runtime = instantiatePolicy(cfg.policy);
+  const dispatcher = new Dispatcher(cfg.instances, runtime, forkRng(cfg.seed, 3), cfg.alpha);
+  const ctx: ReleaseContext = {
+    planner: runtime.planner,
+    meanStepTime: (s) => dispatcher.estimator.meanStepTime(s),
+    expectedOutput: (s) => dispatcher.estimator.expectedOutput(s),
+  };
+  // Step ends live in a heap ordered by (time, sequence); arrivals are already sorted and are merged
+  // in by a cursor, after any step that ends at the same instant.
+  const stepEnds = new MinHeap<StepEnd>((a, b) => a.t < b.t || (a.t === b.t && a.seq < b.seq));
+  let seq = 0;
+
+  const nodes = new Map<string, Node>();
+  for (const inst of cfg.instances) {
+    const queue = new InstanceQueue(runtime.queue);
+    const source: AdmissionSource = {
+      peek: () => queue.peek()?.call,
+      pop: () => queue.pop()?.call,
+    };
+    nodes.set(inst.id, { inst, engine: createEngine(cfg.engine, inst), queue, source, busy: false });
+  }
+  const workflows = new Map<string, WorkflowState>();
+  const callsOf = new Map<string, number>();
+  const results: WorkflowResult[] = [];
+  let calls = 0;
+
+  const startStep = (node: Node, now: number): void => {
+    if (node.busy) return;
+    const plan = node.engine.planStep(node.source);
+    if (plan === null) return;
+    for (const id of plan.admitted) dispatcher.started(node.inst.id, id, now);
+    node.busy = true;
+    stepEnds.push({ t: now + plan.durationS, seq: seq++, node });
+  };
+
+  const dispatch = (released: ReleasedCall[], now: number): void => {
+    const touched: Node[] = [];
+    for (const call of released) {
+      const a = dispatcher.assign(call, now);
+      const node = nodes.get(a.instanceId);
+      if (node === undefined) throw new Error(`simulator: unknown instance ${a.instanceId}`);
+      if (!node.engine.fits(call)) throw new Error(`simulator: call ${call.id} (${call.inputTokens} tokens) can never fit ${node.inst.id}'s KV cache`);
+      node.queue.push(call, a.estimateS, now);
+      calls += 1;
+      touched.push(node);
+    }
+    for (const node of touched) startStep(node, now);
+  };
+
+  const arrivals = [...cfg.workload].sort((a, b) => a.arrivalS - b.arrivalS);
+  let nextArrival = 0;
+  let now = 0;
+  for (;;) {
+    const step = stepEnds.peek();
+    const item = arrivals[nextArrival];
+    if (item !== undefined && (step === undefined || item.arrivalS < step.t)) {
+      now = item.arrivalS;
+      nextArrival += 1;
+      const w = startWorkflow(item.id, item.spec, item.arrivalS, cfg.sloS);
+      workflows.set(w.id, w);
+      callsOf.set(w.id, callCount(item.spec));
+      dispatch(releaseNextStage(w, ctx, now), now);
+      continue;
+    }
+    const e = stepEnds.pop();
+    if (e === undefined) break;
+    now = e.t;
+    const node = e.node;
+    node.busy = false;
+    for (const callId of node.engine.finishStep()) {
+      dispatcher.finished(node.inst.id, callId);
+      const wfId = callId.slice(0, callId.indexOf(":"));
+      const w = workflows.get(wfId);
+      if (w === undefined) continue;
+      const outcome = completeCall(w, callId, now);
+      if (outcome === "stage-done") dispatch(releaseNextStage(w, ctx, now), now);
+      else if (outcome === "workflow-done") {
+        results.push({ id: w.id, arrivalS: w.arrivalS, finishS: now, latencyS: now - w.arrivalS, calls: callsOf.get(w.id) ?? 0 });
+        workflows.delete(w.id);
+      }
+    }
+    startStep(node, now);
+  }
+  if (workflows.size > 0) throw new Error(`simulator: ${workflows.size} workflows never finished (engine stalled)`);
+  let preemptions = 0;
+  let engineSteps = 0;
+  for (const n of nodes.values()) {
+    const s = n.engine.stats();
+    preemptions += s.preemptions;
+    engineSteps += s.stepsRun;
+  }
+  return { workflows: results, calls, endS: now, preemptions, engineSteps };
+}

@@ -1,0 +1,37 @@
+import type { TraceEntry } from "../core/chess";
+import { workflowFromTrace } from "../core/chess";
+import { exponential, forkRng } from "../core/rng";
+import type { WorkflowSpec } from "../core/workflow";
+import { syntheticWorkflow } from "./synthetic";
+
+export interface WorkloadItem {
+  id: string;
+  arrivalS: number;
+  spec: WorkflowSpec;
+}
+
+export type WorkloadSource = { kind: "synthetic" } | { kind: "trace"; entries: readonly TraceEntry[] };
+
+/**
+ * `n` workflows with Poisson arrivals at `rate` per second. A trace is replayed in order and cycled
+ * when n exceeds it; the synthetic source draws fresh workflows. Arrivals and contents use separate
+ * random streams, so the same seed gives the same workflows at any rate.
+ */
+export function buildWorkload(source: WorkloadSource, n: number, rate: number, seed: number): WorkloadItem[] {
+  const arrivals = forkRng(seed, 1);
+  const contents = forkRng(seed, 2);
+  const items: WorkloadItem[] = [];
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) t += exponential(arrivals, rate);
+    const spec = source.kind === "synthetic" ? syntheticWorkflow(contents) : traceAt(source.entries, i);
+    items.push({ id: `wf${i}`, arrivalS: t, spec });
+  }
+  return items;
+}
+
+function traceAt(entries: readonly TraceEntry[], i: number): WorkflowSpec {
+  const e = entries[i % entries.length];
+  if (e === undefined) throw new Error("buildWorkload: empty trace");
+  return workflowFromTrace(e);
+}
