@@ -1,6 +1,6 @@
 import type { PolicySpec } from "../core/policies";
 import { attainment, steadyState } from "./metrics";
-import { runScenario, type Scenario } from "./scenario";
+import { runScenario, scenarioBaseSlo, type Scenario } from "./scenario";
 import { tuneAlpha } from "./tuner";
 import type { WorkflowResult } from "./simulator";
 
@@ -12,6 +12,14 @@ export interface CapacityOptions {
   /** Relative width at which the bisection stops. */
   tolerance?: number;
   maxRate?: number;
+  /**
+   * Arrivals span at least this many SLOs (and at least minWorkflows workflows), so an overloaded
+   * pool's backlog has time to grow past the SLO; a short burst would pass at any rate.
+   */
+  horizonSlos?: number;
+  minWorkflows?: number;
+  /** Grid step of the per-probe α search when alpha is "auto". */
+  alphaGridStep?: number;
 }
 
 export interface CapacityResult {
@@ -22,18 +30,21 @@ export interface CapacityResult {
 /**
  * Capacity (DESIGN section 5): the highest Poisson rate at which at least 95% of workflows meet the
  * SLO at the scenario's scale, in steady state (first and last 10% of arrivals left out), pooled
- * over seeds. Doubling to bracket it, then bisection.
+ * over seeds, with arrivals spanning `horizonSlos` SLOs. Doubling from a low rate to bracket it,
+ * then bisection. A slight overload (a few percent) can still pass within a finite horizon, so the
+ * figure errs high by that much, for every policy alike.
  */
 export function measureCapacity(scenario: Scenario, policy: Readonly<PolicySpec>, opts: CapacityOptions): CapacityResult {
   const target = opts.target ?? 0.95;
   const tolerance = opts.tolerance ?? 0.03;
   const maxRate = opts.maxRate ?? 64;
+  const horizonS = (opts.horizonSlos ?? 10) * scenario.sloScale * scenarioBaseSlo(scenario);
   const probes: CapacityResult["probes"] = [];
   const probe = (rate: number): boolean => {
-    const s = { ...scenario, rate };
+    const s = { ...scenario, rate, workflows: Math.max(opts.minWorkflows ?? 100, Math.ceil(rate * horizonS)) };
     const alpha =
       opts.alpha === "auto"
-        ? tuneAlpha(s, policy, { seeds: opts.seeds.slice(0, 1), objective: { kind: "attainment", sloScale: s.sloScale }, gridStep: 0.1, refineStep: 0 }).alpha
+        ? tuneAlpha(s, policy, { seeds: opts.seeds.slice(0, 1), objective: { kind: "attainment", sloScale: s.sloScale }, gridStep: opts.alphaGridStep ?? 0.1, refineStep: 0 }).alpha
         : opts.alpha;
     const pooled: WorkflowResult[] = [];
     let sloS = 0;
@@ -47,7 +58,7 @@ export function measureCapacity(scenario: Scenario, policy: Readonly<PolicySpec>
     return a >= target;
   };
   let lo = 0;
-  let hi = 0.25;
+  let hi = 0.0625;
   while (probe(hi)) {
     lo = hi;
     hi *= 2;

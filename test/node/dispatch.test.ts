@@ -81,6 +81,12 @@ describe("other dispatch plugins", () => {
     const c = candidates([["A100", 5, 2], ["A6000", 1, 4]]);
     // Two of two sampled: 7 vs 5.
     expect(ll.pick(input(c, 0))).toBe(1);
+    // A full scan finds the minimum of load + t̂ wherever it is; two-choice sampling sometimes misses it.
+    const wide = candidates([["A100", 5, 2], ["A6000", 9, 4], ["L40S", 9, 4], ["A100", 1, 2]]);
+    expect(createLeastLoaded(Number.POSITIVE_INFINITY).pick(input(wide, 0))).toBe(3);
+    const picks = new Set<number>();
+    for (let seed = 1; seed <= 30; seed++) picks.add(ll.pick(input(wide, 0, 2, seed)));
+    expect(picks.size).toBeGreaterThan(1);
   });
 });
 
