@@ -33,8 +33,16 @@ export interface WorkflowResult {
   calls: number;
 }
 
+export interface InstanceUsage {
+  id: string;
+  calls: number;
+  /** Seconds the engine spent in steps. */
+  busyS: number;
+}
+
 export interface SimOutput {
   workflows: WorkflowResult[];
+  instances: InstanceUsage[];
   calls: number;
   endS: number;
   preemptions: number;
@@ -47,6 +55,8 @@ interface Node {
   queue: InstanceQueue;
   source: AdmissionSource;
   busy: boolean;
+  calls: number;
+  busyS: number;
 }
 
 interface StepEnd {
@@ -87,7 +97,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       peek: () => queue.peek()?.call,
       pop: () => queue.pop()?.call,
     };
-    nodes.set(inst.id, { inst, engine: createEngine(cfg.engine, inst), queue, source, busy: false });
+    nodes.set(inst.id, { inst, engine: createEngine(cfg.engine, inst), queue, source, busy: false, calls: 0, busyS: 0 });
   }
   const workflows = new Map<string, WorkflowState>();
   const callsOf = new Map<string, number>();
@@ -100,6 +110,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     if (plan === null) return;
     for (const id of plan.admitted) dispatcher.started(node.inst.id, id, now);
     node.busy = true;
+    node.busyS += plan.durationS;
     stepEnds.push({ t: now + plan.durationS, seq: seq++, node });
   };
 
@@ -111,6 +122,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       if (node === undefined) throw new Error(`simulator: unknown instance ${a.instanceId}`);
       if (!node.engine.fits(call)) throw new Error(`simulator: call ${call.id} (${call.inputTokens} tokens) can never fit ${node.inst.id}'s KV cache`);
       node.queue.push(call, a.estimateS, now);
+      node.calls += 1;
       calls += 1;
       touched.push(node);
     }
@@ -159,5 +171,6 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     preemptions += s.preemptions;
     engineSteps += s.stepsRun;
   }
-  return { workflows: results, calls, endS: now, preemptions, engineSteps };
+  const instances = [...nodes.values()].map((n) => ({ id: n.inst.id, calls: n.calls, busyS: n.busyS }));
+  return { workflows: results, instances, calls, endS: now, preemptions, engineSteps };
 }
