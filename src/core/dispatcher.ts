@@ -5,10 +5,9 @@ import type { PolicyRuntime } from "./policies";
 import type { Rng } from "./rng";
 import type { ReleasedCall } from "./workflow-run";
 
-export interface Assignment {
-  instanceId: string;
-  estimateS: number;
-}
+export type Assignment =
+  | { ok: true; instanceId: string; estimateS: number }
+  | { ok: false; error: { code: "no_instance"; message: string } };
 
 /**
  * The global half of the scheduler: binds each released call to one instance and keeps L_m.
@@ -30,13 +29,17 @@ export class Dispatcher {
     instances.forEach((inst, i) => this.order.set(inst.id, i));
   }
 
+  /** Filter (instances that can hold the call), score and pick, as the policy says. */
   assign(call: ReleasedCall, now: number): Assignment {
-    const candidates: Candidate[] = this.instances.map((info, order) => ({
-      info,
-      order,
-      load: this.loads.load(info.id, now),
-      estimate: this.estimator.onInstance(info, call),
-    }));
+    const need = call.inputTokens + call.expectedOutputTokens;
+    const candidates: Candidate[] = [];
+    this.instances.forEach((info, order) => {
+      if (info.maxTokens !== undefined && need > info.maxTokens) return;
+      candidates.push({ info, order, load: this.loads.load(info.id, now), estimate: this.estimator.onInstance(info, call) });
+    });
+    if (candidates.length === 0) {
+      return { ok: false, error: { code: "no_instance", message: `no instance can hold call ${call.id} (${need} tokens)` } };
+    }
     const i = this.policy.dispatch.pick({
       call,
       candidates,
@@ -45,9 +48,9 @@ export class Dispatcher {
       rng: this.rng,
     });
     const chosen = candidates[i] ?? candidates[0];
-    if (chosen === undefined) throw new Error("Dispatcher: no instance to dispatch to");
+    if (chosen === undefined) return { ok: false, error: { code: "no_instance", message: "dispatch policy chose no instance" } };
     this.loads.assign(chosen.info.id, call.id, chosen.estimate);
-    return { instanceId: chosen.info.id, estimateS: chosen.estimate };
+    return { ok: true, instanceId: chosen.info.id, estimateS: chosen.estimate };
   }
 
   started(instanceId: string, callId: string, now: number): void {

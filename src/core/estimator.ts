@@ -9,6 +9,8 @@ export interface InstanceInfo {
   cost: CostCoeffs;
   /** Multiplies the instance's load in the WB score; DESIGN 2.1 replaces the authors' k = 0.5. */
   capacityFactor: number;
+  /** The longest prompt + output the server can hold (context length or KV cache); unset = no limit. */
+  maxTokens?: number;
 }
 
 export interface CallSize {

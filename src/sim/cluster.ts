@@ -28,12 +28,14 @@ export const REFERENCE_POOL: readonly GpuType[] = ["A100", "A100", "A6000", "L40
 export function buildInstances(gpus: readonly GpuType[], engine: "vllm" | "parity" = "vllm", costs?: Partial<Record<GpuType, CostCoeffs>>): SimInstance[] {
   return gpus.map((gpu, i) => {
     const cap = defaultCapacity(gpu);
+    const kvTokens = engine === "parity" ? parityKvTokens(gpu) : cap.kvTokens;
     return {
       id: `${gpu.toLowerCase()}-${i}`,
       gpu,
       cost: costs?.[gpu] ?? defaultCost(gpu),
       capacityFactor: 1,
-      capacity: engine === "parity" ? { ...cap, kvTokens: parityKvTokens(gpu) } : cap,
+      maxTokens: kvTokens,
+      capacity: { ...cap, kvTokens },
     };
   });
 }

@@ -100,6 +100,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     nodes.set(inst.id, { inst, engine: createEngine(cfg.engine, inst), queue, source, busy: false, calls: 0, busyS: 0 });
   }
   const workflows = new Map<string, WorkflowState>();
+  const ownerOf = new Map<string, WorkflowState>();
   const callsOf = new Map<string, number>();
   const results: WorkflowResult[] = [];
   let calls = 0;
@@ -118,9 +119,12 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     const touched: Node[] = [];
     for (const call of released) {
       const a = dispatcher.assign(call, now);
+      if (!a.ok) throw new Error(`simulator: ${a.error.message}`);
       const node = nodes.get(a.instanceId);
       if (node === undefined) throw new Error(`simulator: unknown instance ${a.instanceId}`);
       if (!node.engine.fits(call)) throw new Error(`simulator: call ${call.id} (${call.inputTokens} tokens) can never fit ${node.inst.id}'s KV cache`);
+      const owner = workflows.get(call.workflowId);
+      if (owner !== undefined) ownerOf.set(call.id, owner);
       node.queue.push(call, a.estimateS, now);
       node.calls += 1;
       calls += 1;
@@ -151,8 +155,8 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     node.busy = false;
     for (const callId of node.engine.finishStep()) {
       dispatcher.finished(node.inst.id, callId);
-      const wfId = callId.slice(0, callId.indexOf(":"));
-      const w = workflows.get(wfId);
+      const w = ownerOf.get(callId);
+      ownerOf.delete(callId);
       if (w === undefined) continue;
       const outcome = completeCall(w, callId, now);
       if (outcome === "stage-done") dispatch(releaseNextStage(w, ctx, now), now);

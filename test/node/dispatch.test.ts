@@ -97,13 +97,24 @@ describe("Dispatcher", () => {
     const d = new Dispatcher([inst("fast", "A100", 1), inst("slow", "A6000", 2)], instantiatePolicy(policy), createRng(1), 0.5);
     // Idle pool, α = 0.5: fast scores 0.5, slow 0.25.
     const a1 = d.assign(call("w:0:0", { expectedOutputTokens: 3 }), 0);
-    expect(a1).toEqual({ instanceId: "fast", estimateS: 3 });
+    expect(a1).toEqual({ ok: true, instanceId: "fast", estimateS: 3 });
     // α = 0: 'fast' now carries 3 s (score -0.5*3/(3+4.5)), 'slow' none (score 0).
     d.alpha = 0;
-    expect(d.assign(call("w:0:1", { expectedOutputTokens: 3 }), 0)).toEqual({ instanceId: "slow", estimateS: 6 });
+    expect(d.assign(call("w:0:1", { expectedOutputTokens: 3 }), 0)).toEqual({ ok: true, instanceId: "slow", estimateS: 6 });
     d.started("fast", "w:0:0", 0);
     expect(d.loads.load("fast", 1)).toBeCloseTo(2, 12);
     d.finished("fast", "w:0:0");
     expect(d.loads.load("fast", 1)).toBe(0);
+  });
+
+  it("filters out instances that cannot hold the call, and says so when none can", () => {
+    const policy = getPolicy("rr-fcfs");
+    if (policy === undefined) throw new Error("rr-fcfs missing");
+    const small = { ...inst("small", "L40S", 1), maxTokens: 1000 };
+    const d = new Dispatcher([small, inst("big", "A100", 1)], instantiatePolicy(policy), createRng(1), 0);
+    for (let i = 0; i < 3; i++) expect(d.assign(call(`w:0:${i}`, { inputTokens: 995, expectedOutputTokens: 10 }), 0)).toMatchObject({ ok: true, instanceId: "big" });
+    expect(d.assign(call("w:1:0", { inputTokens: 900 }), 0)).toMatchObject({ ok: true, instanceId: "small" });
+    const only = new Dispatcher([small], instantiatePolicy(policy), createRng(1), 0);
+    expect(only.assign(call("w:2:0", { inputTokens: 5000 }), 0)).toMatchObject({ ok: false, error: { code: "no_instance" } });
   });
 });
