@@ -161,6 +161,30 @@ function moduleReferences(source: ts.SourceFile): ModuleReference[] {
   return refs;
 }
 
+/**
+ * Ambient effects the pure layers must not reach for: the clock, unseeded randomness, timers, the
+ * network and the process. `now` and randomness are passed in (DESIGN section 3).
+ */
+const IMPURE_MEMBERS = new Set(["Math.random", "Date.now", "performance.now", "crypto.getRandomValues", "crypto.randomUUID"]);
+const IMPURE_GLOBALS = new Set(["setTimeout", "setInterval", "setImmediate", "fetch"]);
+
+function impureUses(source: ts.SourceFile): { name: string; pos: number }[] {
+  const uses: { name: string; pos: number }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
+      const name = `${node.expression.text}.${node.name.text}`;
+      if (IMPURE_MEMBERS.has(name) || node.expression.text === "process") uses.push({ name, pos: node.getStart(source) });
+    } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "Date" && (node.arguments?.length ?? 0) === 0) {
+      uses.push({ name: "new Date()", pos: node.getStart(source) });
+    } else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && IMPURE_GLOBALS.has(node.expression.text)) {
+      uses.push({ name: `${node.expression.text}()`, pos: node.getStart(source) });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return uses;
+}
+
 function listSourceFiles(dirAbs: string): string[] {
   let entries: Dirent[];
   try {
@@ -202,6 +226,10 @@ export function scanLayers(rootDir: string): CheckResult {
         violations.push({ file: fileRel, line, specifier: ref.specifier, reason });
       }
     }
+    for (const use of impureUses(source)) {
+      const line = source.getLineAndCharacterOfPosition(use.pos).line + 1;
+      violations.push({ file: fileRel, line, specifier: use.name, reason: "ambient effect: pass now, randomness or I/O in" });
+    }
   }
 
   violations.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
@@ -214,7 +242,8 @@ export function checkLayers(rootDir: string): Violation[] {
 }
 
 export function formatViolation(v: Violation): string {
-  return `${v.file}:${v.line}: imports "${v.specifier}" (${v.reason})`;
+  const verb = v.reason.startsWith("ambient effect") ? "uses" : "imports";
+  return `${v.file}:${v.line}: ${verb} "${v.specifier}" (${v.reason})`;
 }
 
 /** CLI entry; returns the process exit code. */

@@ -119,6 +119,36 @@ describe("scripts/check-layers", () => {
     ]);
   });
 
+  it("reports ambient clock, randomness, timers, network and process use in the pure layers", () => {
+    const root = mkdtempSync(path.join(tmpdir(), "hexflow-layers-ambient-"));
+    write(
+      root,
+      "src/sim/clock.ts",
+      [
+        "export const a = Date.now();", // 1
+        "export const b = Math.random();", // 2
+        "export const c = new Date();", // 3
+        "export const d = new Date(0);", // 4 allowed: a fixed date is data
+        "setTimeout(() => {}, 1);", // 5
+        "export const e = process.env.X;", // 6
+        'void fetch("http://x");', // 7
+        "export const f = Math.max(1, 2);", // 8 allowed
+      ].join("\n"),
+    );
+    try {
+      expect(checkLayers(root).map((v) => `${v.line} ${v.specifier}`)).toEqual([
+        "1 Date.now",
+        "2 Math.random",
+        "3 new Date()",
+        "5 setTimeout()",
+        "6 process.env",
+        "7 fetch()",
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it("explains core -> sim as a layering error", () => {
     const v = checkLayers(dirty).find((x) => x.specifier === "../sim/engine");
     expect(v?.reason).toMatch(/core must not depend on src\/sim/);
