@@ -18,6 +18,7 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             remoteBindings: false,
+            miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token-0123456789" } },
           }),
         ],
         test: {

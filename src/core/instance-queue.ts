@@ -5,6 +5,7 @@ import type { ReleasedCall } from "./workflow-run";
 export interface QueuedCall {
   call: ReleasedCall;
   estimateS: number;
+  enqueuedAt: number;
   key: number;
   seq: number;
 }
@@ -19,12 +20,30 @@ export class InstanceQueue {
 
   constructor(readonly policy: QueuePolicy) {}
 
+  /** Every queued entry, in no particular order (for persistence and re-keying). */
+  entries(): readonly QueuedCall[] {
+    return this.heap.values();
+  }
+
   get size(): number {
     return this.heap.size;
   }
 
-  push(call: ReleasedCall, estimateS: number, now: number): void {
-    this.heap.push({ call, estimateS, key: this.policy.key(call, estimateS, now), seq: this.seq++ });
+  /** Queues a call; returns the entry (key and sequence) so a caller can persist and restore it. */
+  push(call: ReleasedCall, estimateS: number, now: number): QueuedCall {
+    const entry = { call, estimateS, enqueuedAt: now, key: this.policy.key(call, estimateS, now), seq: this.seq++ };
+    this.heap.push(entry);
+    return entry;
+  }
+
+  /** Puts back an entry persisted earlier, keeping its key and its place among equal keys. */
+  restore(entry: QueuedCall): void {
+    this.seq = Math.max(this.seq, entry.seq + 1);
+    this.heap.push(entry);
+  }
+
+  has(callId: string): boolean {
+    return this.heap.has(callId);
   }
 
   peek(): QueuedCall | undefined {

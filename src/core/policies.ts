@@ -64,7 +64,8 @@ export interface PolicyRuntime {
   planner: StagePlanner;
 }
 
-const QUEUES: Readonly<Record<z.infer<typeof QueueNameSchema>, QueuePolicy>> = { fcfs, pq: leastLaxity, edf };
+export type QueueName = z.infer<typeof QueueNameSchema>;
+export const QUEUE_POLICIES: Readonly<Record<QueueName, QueuePolicy>> = Object.freeze({ fcfs, pq: leastLaxity, edf });
 
 function createDispatch(p: PolicySpec): DispatchPolicy {
   switch (p.dispatch) {
@@ -83,7 +84,7 @@ export function instantiatePolicy(p: Readonly<PolicySpec>, template: readonly st
   return {
     spec: p,
     dispatch: createDispatch(p),
-    queue: QUEUES[p.queue],
+    queue: QUEUE_POLICIES[p.queue],
     loadMode: p.parity ? "cumulative" : "outstanding",
     estimatorMode: p.parity ? "step-pair" : "call",
     stepTokens: p.parity ? PARITY_STEP_PAIRS : CHESS_STEP_MEANS,

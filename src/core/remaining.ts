@@ -1,13 +1,16 @@
+import { z } from "zod";
+
 /**
  * "The workflow's expected remaining stages" of the SLO budget (DESIGN section 2). Each workflow
  * carries its own plan state; a planner says what is expected after a released stage.
  */
-export interface PlanState {
-  template: string[];
-  cursor: number;
+export const PlanStateSchema = z.object({
+  template: z.array(z.string()),
+  cursor: z.number().int().nonnegative(),
   /** Parity mode: the private list a workflow gets once it leaves the authors' shared one. */
-  own?: string[];
-}
+  own: z.array(z.string()).optional(),
+});
+export type PlanState = z.infer<typeof PlanStateSchema>;
 
 export interface StagePlanner {
   /** Records that a stage of `step` was released; returns the step types still expected after it. */

@@ -1,32 +1,35 @@
-import { newPlan, stageBudget, type PlanState, type StagePlanner } from "./remaining";
-import type { WorkflowSpec } from "./workflow";
+import { z } from "zod";
+import { PlanStateSchema, newPlan, stageBudget, type StagePlanner } from "./remaining";
+import { WorkflowSpecSchema, type WorkflowSpec } from "./workflow";
 
 /** A call released to the scheduler, with its stage budget and deadline (absolute seconds). */
-export interface ReleasedCall {
-  id: string;
-  workflowId: string;
-  stageIndex: number;
-  step: string;
-  inputTokens: number;
-  /** The true output length; only engines that replay a trace may read it. */
-  outputTokens: number;
-  expectedOutputTokens: number;
-  releasedAt: number;
-  budgetS: number;
-  deadlineS: number;
-}
+export const ReleasedCallSchema = z.object({
+  id: z.string(),
+  workflowId: z.string(),
+  stageIndex: z.number().int().nonnegative(),
+  step: z.string(),
+  inputTokens: z.number().int().nonnegative(),
+  /** The true output length when replaying a trace (engines and emulators may read it). */
+  outputTokens: z.number().int().positive(),
+  expectedOutputTokens: z.number().positive(),
+  releasedAt: z.number(),
+  budgetS: z.number(),
+  deadlineS: z.number(),
+});
+export type ReleasedCall = z.infer<typeof ReleasedCallSchema>;
 
 /** Plain data, so a Durable Object can persist it as it is. */
-export interface WorkflowState {
-  id: string;
-  spec: WorkflowSpec;
-  arrivalS: number;
-  sloS: number;
-  stageIndex: number;
-  pending: string[];
-  plan: PlanState;
-  finishedAt?: number;
-}
+export const WorkflowStateSchema = z.object({
+  id: z.string(),
+  spec: WorkflowSpecSchema,
+  arrivalS: z.number(),
+  sloS: z.number(),
+  stageIndex: z.number().int(),
+  pending: z.array(z.string()),
+  plan: PlanStateSchema,
+  finishedAt: z.number().optional(),
+});
+export type WorkflowState = z.infer<typeof WorkflowStateSchema>;
 
 export interface ReleaseContext {
   planner: StagePlanner;

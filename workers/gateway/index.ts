@@ -1,11 +1,7 @@
-import { Hono } from "hono";
-import { handleError, handleNotFound } from "../../src/api/errors";
+import { app } from "../../src/api/app";
 
-const app = new Hono<{ Bindings: Env }>();
-
-app.get("/health", (c) => c.json({ ok: true }));
-
-app.notFound(handleNotFound);
-app.onError(handleError);
+export { CoordinatorObject } from "../../src/objects/coordinator";
+export { GpuInstanceObject } from "../../src/objects/gpu-instance";
+export { WorkflowObject } from "../../src/objects/workflow";
 
 export default app;

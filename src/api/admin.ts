@@ -1,0 +1,68 @@
+import { Hono } from "hono";
+import { errorBody } from "./errors";
+import { failure } from "./results";
+
+type AdminEnv = { Bindings: Env };
+
+async function jsonBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  try {
+    return { ok: true, value: await req.json() };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** Constant-time comparison, so response timing says nothing about the token. */
+function sameSecret(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  return x.byteLength === y.byteLength && crypto.subtle.timingSafeEqual(x, y);
+}
+
+const MALFORMED = errorBody("invalid_request", "the body is not valid JSON");
+
+/**
+ * Pool administration, guarded by ADMIN_TOKEN from the Worker's environment (never a tenant key).
+ * Bodies are validated by the coordinator against the pool schemas, so the rules live in one place.
+ */
+export const admin = new Hono<AdminEnv>()
+  .use("*", async (c, next) => {
+    const token = c.env.ADMIN_TOKEN;
+    if (typeof token !== "string" || token.length < 16) return c.json(errorBody("unavailable", "admin routes are disabled: set ADMIN_TOKEN (16+ characters)"), 503);
+    const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+    if (!sameSecret(given, token)) return c.json(errorBody("unauthorized", "admin credential required"), 401);
+    await next();
+    return undefined;
+  })
+  .get("/pools/:pool", async (c) => c.json(await c.env.COORDINATOR.getByName(c.req.param("pool")).pool()))
+  .post("/pools/:pool/instances", async (c) => {
+    const body = await jsonBody(c.req.raw);
+    if (!body.ok) return c.json(MALFORMED, 400);
+    const pool = c.req.param("pool");
+    const r = await c.env.COORDINATOR.getByName(pool).register(pool, body.value);
+    return r.ok ? c.json(r.value, 201) : failure(c, r.error);
+  })
+  .patch("/pools/:pool/instances/:id", async (c) => {
+    const body = await jsonBody(c.req.raw);
+    if (!body.ok) return c.json(MALFORMED, 400);
+    const r = await c.env.COORDINATOR.getByName(c.req.param("pool")).update(c.req.param("id"), body.value);
+    return r.ok ? c.json(r.value) : failure(c, r.error);
+  })
+  .post("/pools/:pool/instances/:id/drain", async (c) => {
+    const r = await c.env.COORDINATOR.getByName(c.req.param("pool")).setState(c.req.param("id"), "draining");
+    return r.ok ? c.json(r.value) : failure(c, r.error);
+  })
+  .post("/pools/:pool/instances/:id/activate", async (c) => {
+    const r = await c.env.COORDINATOR.getByName(c.req.param("pool")).setState(c.req.param("id"), "active");
+    return r.ok ? c.json(r.value) : failure(c, r.error);
+  })
+  .delete("/pools/:pool/instances/:id", async (c) => {
+    const r = await c.env.COORDINATOR.getByName(c.req.param("pool")).remove(c.req.param("id"));
+    return r.ok ? c.json(r.value) : failure(c, r.error);
+  })
+  .put("/pools/:pool/policy", async (c) => {
+    const body = await jsonBody(c.req.raw);
+    if (!body.ok) return c.json(MALFORMED, 400);
+    const r = await c.env.COORDINATOR.getByName(c.req.param("pool")).setPolicy(body.value);
+    return r.ok ? c.json(r.value) : failure(c, r.error);
+  });

@@ -1,0 +1,52 @@
+import type { CallRecord } from "../objects/workflow";
+
+interface Meta {
+  state: { id: string; arrivalS: number; sloS: number; finishedAt?: number | undefined; spec: { stages: { step: string }[] } };
+  status: string;
+  error?: { code: string; message: string } | undefined;
+  createdAtMs: number;
+}
+
+const ms = (s: number | undefined): number | null => (s === undefined ? null : Math.round(s * 1000 * 1000) / 1000);
+
+/**
+ * The public shape of a workflow. Times are pool-clock milliseconds since the workflow arrived
+ * (emulated time on an emulated pool), so they compare directly with its SLO.
+ */
+export function workflowView(meta: Meta, calls: CallRecord[]) {
+  const a = meta.state.arrivalS;
+  const rel = (t: number | undefined) => ms(t === undefined ? undefined : t - a);
+  const latencyMs = rel(meta.state.finishedAt);
+  return {
+    id: meta.state.id,
+    status: meta.status,
+    ...(meta.error ? { error: meta.error } : {}),
+    createdAt: new Date(meta.createdAtMs).toISOString(),
+    sloMs: ms(meta.state.sloS),
+    latencyMs,
+    sloMet: latencyMs === null ? null : latencyMs <= (ms(meta.state.sloS) ?? 0),
+    stages: meta.state.spec.stages.map((s, index) => ({
+      index,
+      step: s.step,
+      calls: calls
+        .filter((c) => c.stageIndex === index)
+        .map((c) => ({
+          id: c.id,
+          instance: c.instanceId,
+          inputTokens: c.inputTokens,
+          outputTokens: c.outputTokens,
+          completionTokens: c.completionTokens ?? null,
+          estimateMs: ms(c.estimateS),
+          budgetMs: ms(c.budgetS),
+          releasedMs: rel(c.releasedAt),
+          deadlineMs: rel(c.deadlineS),
+          enqueuedMs: rel(c.enqueuedAt),
+          admittedMs: rel(c.admittedAt),
+          finishedMs: rel(c.finishedAt),
+          laxityAtAdmissionMs: ms(c.laxityS),
+          alphaVersion: c.alphaVersion,
+          ...(c.error ? { error: c.error } : {}),
+        })),
+    })),
+  };
+}

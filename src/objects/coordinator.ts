@@ -1,0 +1,195 @@
+import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
+import { getPolicy, POLICY_NAMES, type QueueName } from "../core/policies";
+import { InstanceRecordSchema, InstanceRegistrationSchema, InstanceUpdateSchema, toInstanceInfo, toRecord, type InstanceRecord } from "../core/pool";
+import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
+import { baseSloSeconds } from "../core/slo";
+import type { WorkflowState } from "../core/workflow-run";
+import { err, ok, type Result } from "./result";
+import { instanceObjectName } from "./names";
+import { migrate } from "./sqlite";
+
+const MIGRATIONS = [
+  `CREATE TABLE instances (id TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE outstanding (call_id TEXT PRIMARY KEY, instance_id TEXT NOT NULL, estimate REAL NOT NULL, started_at REAL)`,
+];
+
+const SettingsSchema = z.object({ pool: z.string(), policy: z.string(), alpha: z.number().min(0).max(1), alphaVersion: z.number().int(), timeScale: z.number().positive().nullable() });
+type Settings = z.infer<typeof SettingsSchema>;
+/** α 0.7: what the tuner finds for hexgen on the reference pool and traces (docs/benchmarks.md). */
+const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.7, alphaVersion: 1, timeScale: null };
+
+export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional() }).strict();
+
+export interface PoolView {
+  policy: string;
+  alpha: number;
+  alphaVersion: number;
+  timeScale: number | null;
+  baseSloS: number | null;
+  instances: (InstanceRecord & { loadS: number; queued: number; running: number })[];
+}
+
+/**
+ * One per GPU pool: the instance registry, outstanding load, the pool's policy and α (versioned),
+ * and the pool clock. Each released stage is one RPC (releaseStage); instances report starts and
+ * finishes. The scheduling itself is src/core's PoolScheduler.
+ */
+export class CoordinatorObject extends DurableObject<Env> {
+  private scheduler: PoolScheduler | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage.sql, MIGRATIONS));
+  }
+
+  /** Pool-clock seconds: real time × the pool's time scale (DESIGN section 5). */
+  clock(): { nowS: number; timeScale: number; baseSloS: number | null } {
+    const s = this.settings();
+    const scale = s.timeScale ?? 1;
+    const active = this.records().filter((r) => r.state === "active");
+    return { nowS: (Date.now() / 1000) * scale, timeScale: scale, baseSloS: active.length > 0 ? baseSloSeconds(active.map(toInstanceInfo)) : null };
+  }
+
+  async register(pool: string, input: unknown): Promise<Result<InstanceRecord>> {
+    const parsed = InstanceRegistrationSchema.safeParse(input);
+    if (!parsed.success) return err("invalid_request", z.prettifyError(parsed.error));
+    const s = this.settings();
+    if (this.record(parsed.data.id) !== undefined) return err("conflict", `instance ${parsed.data.id} is already registered`);
+    if (s.timeScale !== null && this.records().length > 0 && s.timeScale !== parsed.data.timeScale) {
+      return err("conflict", `the pool runs at time scale ${s.timeScale}; instance has ${parsed.data.timeScale}`);
+    }
+    const rec = toRecord(parsed.data, Date.now());
+    this.ctx.storage.sql.exec("INSERT INTO instances (id, json) VALUES (?, ?)", rec.id, JSON.stringify(rec));
+    this.saveSettings({ ...s, pool, timeScale: rec.timeScale });
+    this.scheduler = undefined;
+    await this.configureInstance(rec);
+    return ok(rec);
+  }
+
+  async update(id: string, input: unknown): Promise<Result<InstanceRecord>> {
+    const rec = this.record(id);
+    if (rec === undefined) return err("not_found", `no instance ${id}`);
+    const parsed = InstanceUpdateSchema.safeParse(input);
+    if (!parsed.success) return err("invalid_request", z.prettifyError(parsed.error));
+    return ok(await this.save({ ...rec, ...parsed.data }));
+  }
+
+  /** Draining stops new dispatches; the instance finishes what it runs and keeps its queue. */
+  async setState(id: string, state: "active" | "draining"): Promise<Result<InstanceRecord>> {
+    const rec = this.record(id);
+    if (rec === undefined) return err("not_found", `no instance ${id}`);
+    return ok(await this.save({ ...rec, state }));
+  }
+
+  remove(id: string): Result<{ id: string }> {
+    if (this.record(id) === undefined) return err("not_found", `no instance ${id}`);
+    const busy = this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outstanding WHERE instance_id = ?", id).one().n;
+    if (busy > 0) return err("conflict", `instance ${id} still has ${busy} calls; drain it first`);
+    this.ctx.storage.sql.exec("DELETE FROM instances WHERE id = ?", id);
+    this.scheduler = undefined;
+    return ok({ id });
+  }
+
+  async setPolicy(input: unknown): Promise<Result<PoolView>> {
+    const parsed = PolicyUpdateSchema.safeParse(input);
+    if (!parsed.success) return err("invalid_request", z.prettifyError(parsed.error));
+    const s = this.settings();
+    const policy = parsed.data.policy ?? s.policy;
+    if (getPolicy(policy) === undefined) return err("invalid_request", `unknown policy "${policy}" (known: ${POLICY_NAMES.join(", ")})`);
+    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1 });
+    this.scheduler = undefined;
+    await Promise.all(this.records().map((r) => this.configureInstance(r)));
+    return ok(this.pool());
+  }
+
+  pool(): PoolView {
+    const s = this.settings();
+    const scheduler = this.records().length > 0 ? this.getScheduler() : undefined;
+    const now = this.clock().nowS;
+    return {
+      ...s,
+      baseSloS: this.clock().baseSloS,
+      instances: this.records().map((r) => ({
+        ...r,
+        loadS: scheduler?.dispatcher.loads.load(r.id, now) ?? 0,
+        ...(scheduler?.dispatcher.loads.counts(r.id) ?? { queued: 0, running: 0 }),
+      })),
+    };
+  }
+
+  /** Budgets and binds every call of the workflow's next stage; one RPC per stage. */
+  releaseStage(state: WorkflowState): ReleaseResult & { alphaVersion: number; queuePolicy: QueueName } {
+    const s = this.settings();
+    if (this.records().length === 0) return { ok: false, error: { code: "no_instance", message: "the pool has no instance" }, alphaVersion: s.alphaVersion, queuePolicy: "fcfs" };
+    const scheduler = this.getScheduler();
+    const result = scheduler.releaseStage(state, this.clock().nowS);
+    if (result.ok) {
+      for (const d of result.dispatched) {
+        this.ctx.storage.sql.exec("INSERT OR REPLACE INTO outstanding (call_id, instance_id, estimate, started_at) VALUES (?, ?, ?, NULL)", d.call.id, d.instanceId, d.estimateS);
+      }
+    }
+    return { ...result, alphaVersion: s.alphaVersion, queuePolicy: scheduler.policy.queue };
+  }
+
+  callStarted(instanceId: string, callId: string, nowS: number): void {
+    this.ctx.storage.sql.exec("UPDATE outstanding SET started_at = ? WHERE call_id = ?", nowS, callId);
+    this.scheduler?.dispatcher.started(instanceId, callId, nowS);
+  }
+
+  /** Finished, failed or cancelled: the call leaves the outstanding load. Repeats are harmless. */
+  callFinished(instanceId: string, callId: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM outstanding WHERE call_id = ?", callId);
+    this.scheduler?.dispatcher.finished(instanceId, callId);
+  }
+
+  private getScheduler(): PoolScheduler {
+    if (this.scheduler !== undefined) return this.scheduler;
+    const s = this.settings();
+    const policy = getPolicy(s.policy) ?? getPolicy(DEFAULTS.policy);
+    if (policy === undefined) throw new Error("default policy missing from the registry");
+    const scheduler = new PoolScheduler(this.records(), policy, s.alpha, s.alphaVersion);
+    const rows = this.ctx.storage.sql.exec<{ call_id: string; instance_id: string; estimate: number; started_at: number | null }>("SELECT * FROM outstanding").toArray();
+    for (const r of rows) {
+      scheduler.dispatcher.loads.assign(r.instance_id, r.call_id, r.estimate);
+      if (r.started_at !== null) scheduler.dispatcher.loads.start(r.instance_id, r.call_id, r.started_at);
+    }
+    this.scheduler = scheduler;
+    return scheduler;
+  }
+
+  private records(): InstanceRecord[] {
+    return this.ctx.storage.sql
+      .exec<{ json: string }>("SELECT json FROM instances ORDER BY rowid")
+      .toArray()
+      .map((r) => InstanceRecordSchema.parse(JSON.parse(r.json)));
+  }
+
+  private record(id: string): InstanceRecord | undefined {
+    const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM instances WHERE id = ?", id).toArray()[0];
+    return row === undefined ? undefined : InstanceRecordSchema.parse(JSON.parse(row.json));
+  }
+
+  private async save(rec: InstanceRecord): Promise<InstanceRecord> {
+    this.ctx.storage.sql.exec("UPDATE instances SET json = ? WHERE id = ?", JSON.stringify(rec), rec.id);
+    this.scheduler = undefined;
+    await this.configureInstance(rec);
+    return rec;
+  }
+
+  private async configureInstance(rec: InstanceRecord): Promise<void> {
+    const s = this.settings();
+    const queue = getPolicy(s.policy)?.queue ?? "fcfs";
+    await this.env.GPU_INSTANCE.getByName(instanceObjectName(s.pool, rec.id)).configure(rec, s.pool, queue);
+  }
+
+  private settings(): Settings {
+    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM settings WHERE key = 'pool'").toArray()[0];
+    return row === undefined ? DEFAULTS : SettingsSchema.parse(JSON.parse(row.value));
+  }
+
+  private saveSettings(s: Settings): void {
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO settings (key, value) VALUES ('pool', ?)", JSON.stringify(s));
+  }
+}

@@ -1,0 +1,164 @@
+import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
+import { InstanceQueue, type QueuedCall } from "../core/instance-queue";
+import { InstanceRecordSchema, type InstanceRecord } from "../core/pool";
+import { QUEUE_POLICIES, type QueueName } from "../core/policies";
+import { ReleasedCallSchema, type ReleasedCall } from "../core/workflow-run";
+import { streamCompletion, type UpstreamResult } from "../upstream/vllm-client";
+import { migrate } from "./sqlite";
+
+const MIGRATIONS = [
+  `CREATE TABLE config (key TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE queue (call_id TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE running (call_id TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE admissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT NOT NULL, admitted_at REAL NOT NULL, laxity REAL NOT NULL, key REAL NOT NULL)`,
+];
+
+const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) });
+type Config = z.infer<typeof ConfigSchema>;
+const QueuedSchema = z.object({ call: ReleasedCallSchema, estimateS: z.number(), enqueuedAt: z.number(), key: z.number(), seq: z.number() });
+const RunningSchema = QueuedSchema.extend({ admittedAt: z.number(), laxityS: z.number() });
+type Running = z.infer<typeof RunningSchema>;
+
+/** What an instance tells a workflow about one of its calls. */
+export interface CallReport {
+  callId: string;
+  instanceId: string;
+  enqueuedAt: number;
+  admittedAt: number;
+  finishedAt: number;
+  laxityS: number;
+  outcome: UpstreamResult;
+}
+
+const UPSTREAM_TIMEOUT_MS = 10 * 60 * 1000;
+
+/**
+ * One per vLLM server: the urgency queue in front of it (persisted), admission while fewer than
+ * maxConcurrency calls run (so vLLM's own FCFS queue stays short and our order decides), the
+ * streamed forward, and the completion report to the workflow and the coordinator.
+ */
+export class GpuInstanceObject extends DurableObject<Env> {
+  private queue = new InstanceQueue(QUEUE_POLICIES.fcfs);
+  private running = new Map<string, Running>();
+  private config: Config | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage.sql, MIGRATIONS);
+      const row = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM config WHERE key = 'config'").toArray()[0];
+      this.config = row === undefined ? undefined : ConfigSchema.parse(JSON.parse(row.json));
+      this.queue = new InstanceQueue(QUEUE_POLICIES[this.config?.queuePolicy ?? "fcfs"]);
+      for (const r of ctx.storage.sql.exec<{ json: string }>("SELECT json FROM queue").toArray()) this.queue.restore(QueuedSchema.parse(JSON.parse(r.json)));
+      for (const r of ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray()) {
+        const run = RunningSchema.parse(JSON.parse(r.json));
+        this.running.set(run.call.id, run);
+      }
+    });
+  }
+
+  configure(record: InstanceRecord, pool: string, queuePolicy: QueueName): void {
+    this.config = { record, pool, queuePolicy };
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO config (key, json) VALUES ('config', ?)", JSON.stringify(this.config));
+    if (this.queue.policy.name !== queuePolicy) this.rekey(queuePolicy);
+    this.pump();
+  }
+
+  /** Queues calls bound to this instance (a stage's share), then admits what capacity allows. */
+  enqueue(items: { call: ReleasedCall; estimateS: number }[], queuePolicy: QueueName): { queued: number } {
+    if (queuePolicy !== this.queue.policy.name) this.rekey(queuePolicy);
+    const now = this.now();
+    for (const { call, estimateS } of items) {
+      if (this.queue.has(call.id) || this.running.has(call.id)) continue;
+      const entry = this.queue.push(call, estimateS, now);
+      this.ctx.storage.sql.exec("INSERT INTO queue (call_id, json) VALUES (?, ?)", call.id, JSON.stringify(entry));
+    }
+    this.pump();
+    return { queued: this.queue.size };
+  }
+
+  /** Removes queued calls (a cancelled workflow); running ones finish. Returns what was removed. */
+  cancel(callIds: string[]): string[] {
+    const removed: string[] = [];
+    for (const id of callIds) {
+      if (this.queue.remove(id) === undefined) continue;
+      this.ctx.storage.sql.exec("DELETE FROM queue WHERE call_id = ?", id);
+      removed.push(id);
+    }
+    return removed;
+  }
+
+  stats(): { queued: number; running: number; admissions: { callId: string; admittedAt: number; laxityS: number; key: number }[] } {
+    const admissions = this.ctx.storage.sql
+      .exec<{ call_id: string; admitted_at: number; laxity: number; key: number }>("SELECT call_id, admitted_at, laxity, key FROM admissions ORDER BY seq")
+      .toArray()
+      .map((r) => ({ callId: r.call_id, admittedAt: r.admitted_at, laxityS: r.laxity, key: r.key }));
+    return { queued: this.queue.size, running: this.running.size, admissions };
+  }
+
+  private now(): number {
+    return (Date.now() / 1000) * (this.config?.record.timeScale ?? 1);
+  }
+
+  private rekey(name: QueueName): void {
+    const entries = [...this.queue.entries()];
+    this.queue = new InstanceQueue(QUEUE_POLICIES[name]);
+    for (const e of entries) {
+      const entry = { ...e, key: this.queue.policy.key(e.call, e.estimateS, e.enqueuedAt) };
+      this.queue.restore(entry);
+      this.ctx.storage.sql.exec("UPDATE queue SET json = ? WHERE call_id = ?", JSON.stringify(entry), e.call.id);
+    }
+  }
+
+  private pump(): void {
+    const cfg = this.config;
+    if (cfg === undefined || cfg.record.state !== "active") return;
+    while (this.running.size < cfg.record.maxConcurrency) {
+      const next = this.queue.pop();
+      if (next === undefined) return;
+      this.admit(next, cfg);
+    }
+  }
+
+  private admit(q: QueuedCall, cfg: Config): void {
+    const now = this.now();
+    const run: Running = { ...q, admittedAt: now, laxityS: q.call.deadlineS - now - q.estimateS };
+    this.running.set(q.call.id, run);
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
+    sql.exec("INSERT OR REPLACE INTO running (call_id, json) VALUES (?, ?)", q.call.id, JSON.stringify(run));
+    sql.exec("INSERT INTO admissions (call_id, admitted_at, laxity, key) VALUES (?, ?, ?, ?)", q.call.id, now, run.laxityS, q.key);
+    const coordinator = this.env.COORDINATOR.getByName(cfg.pool);
+    this.ctx.waitUntil(coordinator.callStarted(cfg.record.id, q.call.id, now));
+    this.ctx.waitUntil(this.forward(run, cfg));
+  }
+
+  private async forward(run: Running, cfg: Config): Promise<void> {
+    const outcome = await streamCompletion((input, init) => fetch(input, init), {
+      baseUrl: cfg.record.url,
+      model: cfg.record.model,
+      callId: run.call.id,
+      promptTokens: run.call.inputTokens,
+      maxTokens: Math.max(run.call.outputTokens, Math.ceil(run.call.expectedOutputTokens)),
+      outputTokensHint: run.call.outputTokens,
+      timeoutMs: UPSTREAM_TIMEOUT_MS,
+    });
+    const report: CallReport = {
+      callId: run.call.id,
+      instanceId: cfg.record.id,
+      enqueuedAt: run.enqueuedAt,
+      admittedAt: run.admittedAt,
+      finishedAt: this.now(),
+      laxityS: run.laxityS,
+      outcome,
+    };
+    this.running.delete(run.call.id);
+    this.ctx.storage.sql.exec("DELETE FROM running WHERE call_id = ?", run.call.id);
+    this.pump();
+    await Promise.all([
+      this.env.COORDINATOR.getByName(cfg.pool).callFinished(cfg.record.id, run.call.id),
+      this.env.WORKFLOW.getByName(run.call.workflowId).onCallDone(report),
+    ]);
+  }
+}

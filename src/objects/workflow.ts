@@ -1,0 +1,174 @@
+import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
+import { completeCall, startWorkflow, WorkflowStateSchema } from "../core/workflow-run";
+import { WorkflowSpecSchema, type WorkflowSpec } from "../core/workflow";
+import type { CallReport } from "./gpu-instance";
+import { instanceObjectName } from "./names";
+import { err, ok, type Result } from "./result";
+import { migrate } from "./sqlite";
+
+const MIGRATIONS = [
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE calls (call_id TEXT PRIMARY KEY, stage INTEGER NOT NULL, json TEXT NOT NULL)`,
+];
+
+export const StatusSchema = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
+const MetaSchema = z.object({
+  state: WorkflowStateSchema,
+  status: StatusSchema,
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  pool: z.string(),
+  createdAtMs: z.number(),
+});
+type Meta = z.infer<typeof MetaSchema>;
+
+const CallRecordSchema = z.object({
+  id: z.string(),
+  stageIndex: z.number(),
+  step: z.string(),
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  instanceId: z.string(),
+  estimateS: z.number(),
+  budgetS: z.number(),
+  deadlineS: z.number(),
+  alphaVersion: z.number(),
+  releasedAt: z.number(),
+  enqueuedAt: z.number().optional(),
+  admittedAt: z.number().optional(),
+  finishedAt: z.number().optional(),
+  laxityS: z.number().optional(),
+  completionTokens: z.number().optional(),
+  error: z.string().optional(),
+});
+export type CallRecord = z.infer<typeof CallRecordSchema>;
+
+export interface StartInput {
+  id: string;
+  spec: WorkflowSpec;
+  sloS: number;
+  arrivalS: number;
+  pool: string;
+}
+
+/**
+ * One per workflow: its DAG state, stage releases (one coordinator RPC each), the calls' records,
+ * and completions, recognised by call id so a repeated report changes nothing.
+ */
+export class WorkflowObject extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage.sql, MIGRATIONS));
+  }
+
+  async start(input: StartInput): Promise<Result<{ id: string; status: string }>> {
+    const existing = this.meta();
+    if (existing !== undefined) return ok({ id: existing.state.id, status: existing.status });
+    const spec = WorkflowSpecSchema.parse(input.spec);
+    const meta: Meta = { state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now() };
+    this.saveMeta(meta);
+    await this.releaseNext(meta);
+    return ok({ id: input.id, status: meta.status });
+  }
+
+  async onCallDone(report: CallReport): Promise<void> {
+    const meta = this.meta();
+    const rec = this.callRecord(report.callId);
+    if (meta === undefined || rec === undefined || rec.finishedAt !== undefined) return;
+    const outcome = report.outcome;
+    this.saveCall({
+      ...rec,
+      enqueuedAt: report.enqueuedAt,
+      admittedAt: report.admittedAt,
+      finishedAt: report.finishedAt,
+      laxityS: report.laxityS,
+      ...(outcome.ok ? { completionTokens: outcome.completionTokens } : { error: outcome.error.message }),
+    });
+    if (meta.status !== "running") return;
+    if (!outcome.ok) {
+      await this.finish(meta, "failed", { code: outcome.error.code, message: `call ${rec.id} on ${report.instanceId}: ${outcome.error.message}` });
+      return;
+    }
+    const result = completeCall(meta.state, report.callId, report.finishedAt);
+    this.saveMeta(meta);
+    if (result === "stage-done") await this.releaseNext(meta);
+    else if (result === "workflow-done") await this.finish(meta, "succeeded");
+  }
+
+  async cancel(): Promise<Result<{ status: string }>> {
+    const meta = this.meta();
+    if (meta === undefined) return err("not_found", "no such workflow");
+    if (meta.status === "succeeded" || meta.status === "failed" || meta.status === "cancelled") return err("conflict", `workflow already ${meta.status}`);
+    await this.finish(meta, "cancelled");
+    return ok({ status: "cancelled" });
+  }
+
+  view(): Result<{ meta: Meta; calls: CallRecord[] }> {
+    const meta = this.meta();
+    if (meta === undefined) return err("not_found", "no such workflow");
+    const calls = this.ctx.storage.sql
+      .exec<{ json: string }>("SELECT json FROM calls ORDER BY stage, call_id")
+      .toArray()
+      .map((r) => CallRecordSchema.parse(JSON.parse(r.json)));
+    return ok({ meta, calls });
+  }
+
+  private async releaseNext(meta: Meta): Promise<void> {
+    const coordinator = this.env.COORDINATOR.getByName(meta.pool);
+    const r = await coordinator.releaseStage(meta.state);
+    if (!r.ok) {
+      await this.finish(meta, "failed", r.error);
+      return;
+    }
+    meta.state = r.state;
+    meta.status = "running";
+    this.saveMeta(meta);
+    const byInstance = new Map<string, { call: (typeof r.dispatched)[number]["call"]; estimateS: number }[]>();
+    for (const d of r.dispatched) {
+      const c = d.call;
+      this.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt });
+      byInstance.set(d.instanceId, [...(byInstance.get(d.instanceId) ?? []), { call: c, estimateS: d.estimateS }]);
+    }
+    await Promise.all([...byInstance].map(([id, items]) => this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, id)).enqueue(items, r.queuePolicy)));
+  }
+
+  /** Ends the workflow exactly once; queued calls leave their instances and the pool's load. */
+  private async finish(meta: Meta, status: "succeeded" | "failed" | "cancelled", error?: { code: string; message: string }): Promise<void> {
+    meta.status = status;
+    if (error !== undefined) meta.error = error;
+    this.saveMeta(meta);
+    if (status === "succeeded") return;
+    const open = this.ctx.storage.sql
+      .exec<{ json: string }>("SELECT json FROM calls")
+      .toArray()
+      .map((r) => CallRecordSchema.parse(JSON.parse(r.json)))
+      .filter((c) => c.finishedAt === undefined);
+    const byInstance = new Map<string, string[]>();
+    for (const c of open) byInstance.set(c.instanceId, [...(byInstance.get(c.instanceId) ?? []), c.id]);
+    const coordinator = this.env.COORDINATOR.getByName(meta.pool);
+    await Promise.all(
+      [...byInstance].map(async ([instanceId, ids]) => {
+        const removed = await this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).cancel(ids);
+        await Promise.all(removed.map((id) => coordinator.callFinished(instanceId, id)));
+      }),
+    );
+  }
+
+  private meta(): Meta | undefined {
+    const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM meta WHERE key = 'meta'").toArray()[0];
+    return row === undefined ? undefined : MetaSchema.parse(JSON.parse(row.json));
+  }
+
+  private saveMeta(meta: Meta): void {
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO meta (key, json) VALUES ('meta', ?)", JSON.stringify(meta));
+  }
+
+  private callRecord(id: string): CallRecord | undefined {
+    const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM calls WHERE call_id = ?", id).toArray()[0];
+    return row === undefined ? undefined : CallRecordSchema.parse(JSON.parse(row.json));
+  }
+
+  private saveCall(c: CallRecord): void {
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO calls (call_id, stage, json) VALUES (?, ?, ?)", c.id, c.stageIndex, JSON.stringify(c));
+  }
+}

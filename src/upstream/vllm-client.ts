@@ -1,0 +1,110 @@
+/**
+ * The one seam between hexflow and a vLLM server: a streamed OpenAI-compatible completion.
+ * Streaming matters in production: a Worker may have only six connections waiting for response
+ * headers, and a streamed response sends its headers at once (DESIGN section 3). `fetcher` is the
+ * global fetch locally, a Workers VPC service binding's fetch in production.
+ */
+import { z } from "zod";
+
+export type Fetcher = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface UpstreamCall {
+  baseUrl: string;
+  model: string;
+  callId: string;
+  promptTokens: number;
+  maxTokens: number;
+  /** Replay hint: the output length the trace recorded (the emulator honours it). */
+  outputTokensHint?: number;
+  timeoutMs: number;
+}
+
+export type UpstreamResult =
+  | { ok: true; promptTokens: number; completionTokens: number; finishReason: string }
+  | { ok: false; error: { code: "upstream_unreachable" | "upstream_error" | "upstream_timeout" | "upstream_bad_response"; status?: number; message: string } };
+
+const ChunkSchema = z.object({
+  choices: z.array(z.object({ finish_reason: z.string().nullable().optional() })).default([]),
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullable().optional(),
+});
+const ErrorBodySchema = z.union([
+  z.object({ error: z.object({ message: z.string() }) }),
+  z.object({ message: z.string() }),
+]);
+
+/** Synthetic prompt text of about `tokens` tokens (four characters each) for replayed calls. */
+export function syntheticPrompt(tokens: number): string {
+  return "tok ".repeat(Math.max(1, tokens));
+}
+
+export async function streamCompletion(fetcher: Fetcher, c: UpstreamCall): Promise<UpstreamResult> {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-hexflow-call-id": c.callId, "x-hexflow-prompt-tokens": String(c.promptTokens) };
+  if (c.outputTokensHint !== undefined) headers["x-hexflow-output-tokens"] = String(c.outputTokensHint);
+  const body = JSON.stringify({
+    model: c.model,
+    prompt: syntheticPrompt(c.promptTokens),
+    max_tokens: c.maxTokens,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let res: Response;
+  try {
+    res = await fetcher(`${c.baseUrl.replace(/\/$/, "")}/v1/completions`, { method: "POST", headers, body, signal: AbortSignal.timeout(c.timeoutMs) });
+  } catch (e) {
+    const timeout = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
+    return { ok: false, error: { code: timeout ? "upstream_timeout" : "upstream_unreachable", message: e instanceof Error ? e.message : String(e) } };
+  }
+  if (!res.ok) {
+    const text = await res.text().catch(() => "");
+    let message = text.slice(0, 300);
+    try {
+      const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
+      if (parsed.success) message = "error" in parsed.data ? parsed.data.error.message : parsed.data.message;
+    } catch {
+      // not JSON: keep the raw text
+    }
+    return { ok: false, error: { code: "upstream_error", status: res.status, message } };
+  }
+  try {
+    return await readStream(res);
+  } catch (e) {
+    const timeout = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
+    return { ok: false, error: { code: timeout ? "upstream_timeout" : "upstream_unreachable", message: `stream broke: ${e instanceof Error ? e.message : String(e)}` } };
+  }
+}
+
+async function readStream(res: Response): Promise<UpstreamResult> {
+  if (res.body === null) return { ok: false, error: { code: "upstream_bad_response", message: "empty body" } };
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
+  let finishReason = "unknown";
+  let done = false;
+  for (;;) {
+    const { value, done: end } = await reader.read();
+    if (end) break;
+    buffer += value;
+    let cut = buffer.indexOf("\n\n");
+    while (cut >= 0) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      cut = buffer.indexOf("\n\n");
+      for (const line of event.split("\n")) {
+        if (!line.startsWith("data:")) continue;
+        const data = line.slice(5).trim();
+        if (data === "[DONE]") {
+          done = true;
+          continue;
+        }
+        const chunk = ChunkSchema.safeParse(JSON.parse(data));
+        if (!chunk.success) return { ok: false, error: { code: "upstream_bad_response", message: "malformed stream chunk" } };
+        if (chunk.data.usage) usage = chunk.data.usage;
+        for (const ch of chunk.data.choices) if (ch.finish_reason) finishReason = ch.finish_reason;
+      }
+    }
+  }
+  if (!done || usage === undefined) {
+    return { ok: false, error: { code: "upstream_unreachable", message: done ? "stream ended without usage" : "stream ended before [DONE]" } };
+  }
+  return { ok: true, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, finishReason };
+}

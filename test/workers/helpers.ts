@@ -1,0 +1,43 @@
+import { exports } from "cloudflare:workers";
+import { vi } from "vitest";
+
+export const ADMIN = { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" };
+
+export function api(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(`http://gateway.test${path}`, init);
+}
+
+export function admin(path: string, method: string, body?: unknown): Promise<Response> {
+  return api(`/admin${path}`, { method, headers: ADMIN, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+/** A vLLM-like SSE completion as the emulator sends it: one text chunk, usage chunk, [DONE]. */
+export function sseCompletion(promptTokens: number, completionTokens: number): Response {
+  const events = [
+    { id: "cmpl-1", object: "text_completion", choices: [{ index: 0, text: "tok ".repeat(completionTokens), finish_reason: "length" }] },
+    { id: "cmpl-1", object: "text_completion", choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens } },
+  ];
+  const body = `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")}data: [DONE]\n\n`;
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+/** Spies on outbound fetch; every vLLM call answers at once with the hinted output length. */
+export function fakeVllm(onRequest: (url: string, body: Record<string, unknown>, headers: Headers) => void = () => {}) {
+  return vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const body = JSON.parse(String(init?.body ?? "{}")) as Record<string, unknown>;
+    const headers = new Headers(init?.headers);
+    onRequest(String(input), body, headers);
+    const out = Number(headers.get("x-hexflow-output-tokens") ?? 1);
+    return sseCompletion(Number(headers.get("x-hexflow-prompt-tokens") ?? 1), out);
+  });
+}
+
+export async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,138 @@
+import { env } from "cloudflare:workers";
+import { reset } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { CHESS_STEP_MEANS, STEP } from "../../src/core/chess";
+import { defaultCost, estimateSeconds } from "../../src/core/cost-model";
+import { admin, api, fakeVllm, until } from "./helpers";
+
+const POOL = [
+  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
+  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
+];
+const CALLS = [
+  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
+  { step: STEP.candidate, inputTokens: 11000, outputTokens: 600 },
+  { step: STEP.candidate, inputTokens: 8000, outputTokens: 400 },
+  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
+];
+
+interface View {
+  id: string;
+  status: string;
+  sloMs: number;
+  latencyMs: number | null;
+  sloMet: boolean | null;
+  stages: { step: string; calls: { instance: string; budgetMs: number; releasedMs: number; deadlineMs: number; admittedMs: number | null; finishedMs: number | null; alphaVersion: number; completionTokens: number | null }[] }[];
+}
+
+async function submit(body: unknown): Promise<Response> {
+  return api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+}
+
+async function finished(id: string): Promise<View> {
+  return until(async () => {
+    const v = (await (await api(`/v1/workflows/${id}`)).json()) as View;
+    return v.status === "running" || v.status === "queued" ? undefined : v;
+  });
+}
+
+beforeEach(async () => {
+  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await reset();
+});
+
+describe("replay workflows through the gateway and the objects", () => {
+  it("runs a workflow to succeeded, stage by stage, streaming every call", async () => {
+    const seen: Record<string, unknown>[] = [];
+    fakeVllm((_url, body) => seen.push(body));
+    const res = await submit({ kind: "replay", calls: CALLS, sloMs: 200_000 });
+    expect(res.status).toBe(202);
+    const { id, links } = (await res.json()) as { id: string; links: { self: string } };
+    expect(id).toMatch(/^wf_[0-9a-f]{32}$/);
+    expect(links.self).toBe(`/v1/workflows/${id}`);
+    const v = await finished(id);
+    expect(v.status).toBe("succeeded");
+    expect(v.stages.map((s) => [s.step, s.calls.length])).toEqual([[STEP.retriever, 1], [STEP.candidate, 2], [STEP.unitTester, 1]]);
+    for (const s of v.stages) for (const c of s.calls) expect(c.completionTokens).toBeGreaterThan(0);
+    expect(v.sloMet).toBe(true);
+    // A call that stops streaming would lose the platform's connection budget: every call streams with usage.
+    expect(seen).toHaveLength(4);
+    for (const b of seen) expect(b).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it("gives the first stage its share of the SLO by expected stage times (DESIGN section 2)", async () => {
+    fakeVllm();
+    const { id } = (await (await submit({ kind: "replay", calls: CALLS, sloMs: 100_000 })).json()) as { id: string };
+    const v = await finished(id);
+    // Pool t̄(s): mean over the two instances at the step's mean tokens; remaining = the CHESS template after IR.
+    const tbar = (s: string) => {
+      const t = CHESS_STEP_MEANS[s];
+      if (t === undefined) return 0;
+      return (estimateSeconds(defaultCost("A100"), t.inputTokens, t.outputTokens) + estimateSeconds(defaultCost("L40S"), t.inputTokens, t.outputTokens)) / 2;
+    };
+    const template = [STEP.retriever, STEP.keywords, STEP.retriever, STEP.retriever, STEP.retriever, STEP.candidate, STEP.revise, STEP.revise, STEP.revise, STEP.revise, STEP.unitTester, STEP.unitTest, STEP.unitTester, STEP.evaluate, STEP.unitTester];
+    const total = template.reduce((sum, s) => sum + tbar(s), 0);
+    const first = v.stages[0]?.calls[0];
+    // B = (S - (r - a)) * t̄(IR) / Σ: the release comes a few pool-clock ms after arrival.
+    expect(first?.releasedMs).toBeGreaterThanOrEqual(0);
+    expect(first?.budgetMs).toBeCloseTo(((100_000 - (first?.releasedMs ?? 0)) * tbar(STEP.retriever)) / total, 1);
+    expect(first?.deadlineMs).toBeCloseTo((first?.releasedMs ?? 0) + (first?.budgetMs ?? 0), 1);
+  });
+
+  it.each([
+    ["malformed JSON", "{not json"],
+    ["an unknown field", JSON.stringify({ kind: "replay", calls: CALLS, extra: 1 })],
+    ["a negative token count", JSON.stringify({ kind: "replay", calls: [{ step: "x", inputTokens: -1, outputTokens: 1 }] })],
+    ["no calls", JSON.stringify({ kind: "replay", calls: [] })],
+    ["an unknown kind", JSON.stringify({ kind: "magic", calls: CALLS })],
+  ])("rejects %s with 400 and dispatches nothing", async (_what, body) => {
+    const spy = fakeVllm();
+    const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+    const pool = (await (await admin("/pools/default", "GET")).json()) as { instances: { queued: number; running: number }[] };
+    expect(pool.instances.every((i) => i.queued === 0 && i.running === 0)).toBe(true);
+    expect(spy).not.toHaveBeenCalled();
+  });
+
+  it("answers an unknown or malformed workflow id with 404", async () => {
+    for (const id of ["wf_00000000000000000000000000000000", "nope"]) {
+      for (const method of ["GET", "DELETE"]) {
+        const res = await api(`/v1/workflows/${id}`, { method });
+        expect(res.status).toBe(404);
+        expect(await res.json()).toMatchObject({ error: { code: "not_found" } });
+      }
+    }
+  });
+
+  it("fails a workflow with the upstream's reason when vLLM refuses a call", async () => {
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () =>
+      Response.json({ error: { message: "This model's maximum context length is 8192 tokens", type: "BadRequestError", param: null, code: 400 } }, { status: 400 }),
+    );
+    const { id } = (await (await submit({ kind: "replay", calls: CALLS })).json()) as { id: string };
+    const v = (await finished(id)) as View & { error: { code: string; message: string } };
+    expect(v.status).toBe("failed");
+    expect(v.error.message).toMatch(/maximum context length/);
+  });
+
+  it("cancels: queued calls leave their instance and the pool's load", async () => {
+    // vLLM never answers: the first calls occupy the instance, the rest stay queued.
+    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>(() => {}));
+    await admin("/pools/default/instances/a100-0", "PATCH", { maxConcurrency: 1 });
+    await admin("/pools/default/instances/l40s-1/drain", "POST");
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(((await (await submit({ kind: "replay", calls: CALLS })).json()) as { id: string }).id);
+    const stub = env.GPU_INSTANCE.getByName("default/a100-0");
+    expect(await stub.stats()).toMatchObject({ queued: 2, running: 1 });
+    const last = ids[2] ?? "";
+    const res = await api(`/v1/workflows/${last}`, { method: "DELETE" });
+    expect(await res.json()).toEqual({ id: last, status: "cancelled" });
+    expect(await stub.stats()).toMatchObject({ queued: 1, running: 1 });
+    expect((await api(`/v1/workflows/${last}`, { method: "DELETE" })).status).toBe(409);
+    const pool = (await (await admin("/pools/default", "GET")).json()) as { instances: { id: string; queued: number; running: number }[] };
+    expect(pool.instances.find((i) => i.id === "a100-0")).toMatchObject({ queued: 1, running: 1 });
+  });
+});
