@@ -13,6 +13,16 @@ export default defineConfig({
         },
       },
       {
+        // The real processes: emulated vLLM servers and wrangler dev, driven over HTTP.
+        test: {
+          name: "e2e",
+          environment: "node",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // Runs inside workerd (Miniflare) with the gateway Worker from wrangler.toml.
         plugins: [
           cloudflareTest({

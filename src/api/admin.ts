@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { errorBody } from "./errors";
+import { instanceObjectName } from "../objects/names";
 import { failure } from "./results";
 
 type AdminEnv = { Bindings: Env };
@@ -59,6 +60,13 @@ export const admin = new Hono<AdminEnv>()
   .delete("/pools/:pool/instances/:id", async (c) => {
     const r = await c.env.COORDINATOR.getByName(c.req.param("pool")).remove(c.req.param("id"));
     return r.ok ? c.json(r.value) : failure(c, r.error);
+  })
+  .get("/pools/:pool/instances/:id/queue", async (c) => {
+    const pool = c.req.param("pool");
+    const id = c.req.param("id");
+    const view = await c.env.COORDINATOR.getByName(pool).pool();
+    if (!view.instances.some((i) => i.id === id)) return c.json(errorBody("not_found", `no instance ${id}`), 404);
+    return c.json(await c.env.GPU_INSTANCE.getByName(instanceObjectName(pool, id)).stats());
   })
   .put("/pools/:pool/policy", async (c) => {
     const body = await jsonBody(c.req.raw);

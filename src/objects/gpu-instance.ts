@@ -12,6 +12,8 @@ const MIGRATIONS = [
    CREATE TABLE queue (call_id TEXT PRIMARY KEY, json TEXT NOT NULL);
    CREATE TABLE running (call_id TEXT PRIMARY KEY, json TEXT NOT NULL);
    CREATE TABLE admissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT NOT NULL, admitted_at REAL NOT NULL, laxity REAL NOT NULL, key REAL NOT NULL)`,
+  // v2: when each admitted call had reached the queue, so overtaking can be read from the log.
+  `ALTER TABLE admissions ADD COLUMN enqueued_at REAL NOT NULL DEFAULT 0`,
 ];
 
 const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) });
@@ -89,12 +91,12 @@ export class GpuInstanceObject extends DurableObject<Env> {
     return removed;
   }
 
-  stats(): { queued: number; running: number; admissions: { callId: string; admittedAt: number; laxityS: number; key: number }[] } {
+  stats(): { queued: number; running: number; queuePolicy: string; admissions: { callId: string; enqueuedAt: number; admittedAt: number; laxityS: number; key: number }[] } {
     const admissions = this.ctx.storage.sql
-      .exec<{ call_id: string; admitted_at: number; laxity: number; key: number }>("SELECT call_id, admitted_at, laxity, key FROM admissions ORDER BY seq")
+      .exec<{ call_id: string; enqueued_at: number; admitted_at: number; laxity: number; key: number }>("SELECT call_id, enqueued_at, admitted_at, laxity, key FROM admissions ORDER BY seq")
       .toArray()
-      .map((r) => ({ callId: r.call_id, admittedAt: r.admitted_at, laxityS: r.laxity, key: r.key }));
-    return { queued: this.queue.size, running: this.running.size, admissions };
+      .map((r) => ({ callId: r.call_id, enqueuedAt: r.enqueued_at, admittedAt: r.admitted_at, laxityS: r.laxity, key: r.key }));
+    return { queued: this.queue.size, running: this.running.size, queuePolicy: this.queue.policy.name, admissions };
   }
 
   private now(): number {
@@ -128,7 +130,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
     sql.exec("INSERT OR REPLACE INTO running (call_id, json) VALUES (?, ?)", q.call.id, JSON.stringify(run));
-    sql.exec("INSERT INTO admissions (call_id, admitted_at, laxity, key) VALUES (?, ?, ?, ?)", q.call.id, now, run.laxityS, q.key);
+    sql.exec("INSERT INTO admissions (call_id, enqueued_at, admitted_at, laxity, key) VALUES (?, ?, ?, ?, ?)", q.call.id, q.enqueuedAt, now, run.laxityS, q.key);
     const coordinator = this.env.COORDINATOR.getByName(cfg.pool);
     this.ctx.waitUntil(coordinator.callStarted(cfg.record.id, q.call.id, now));
     this.ctx.waitUntil(this.forward(run, cfg));

@@ -1,0 +1,66 @@
+/**
+ * `npm start`: the whole system on one machine with emulated GPUs. Starts one vLLM emulator per GPU
+ * of the fleet, `wrangler dev`, registers the fleet, prints the URL and a curl to try. Ctrl-C stops
+ * everything it started.
+ */
+import { parseArgs } from "node:util";
+import { REFERENCE_POOL, parseCluster } from "../src/sim/cluster";
+import { UsageError, numberArg, runCli } from "./lib/cli";
+import { startStack } from "./lib/stack";
+
+runCli(async () => {
+  const { values } = parseArgs({
+    options: {
+      fleet: { type: "string" },
+      "time-scale": { type: "string" },
+      port: { type: "string" },
+      pool: { type: "string", default: "default" },
+      "keep-state": { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(
+      "usage: npm start -- [--fleet A100,A100,A6000,L40S] [--time-scale 20] [--port 8787] [--pool default] [--keep-state]\n",
+    );
+    return;
+  }
+  const fleet = values.fleet === undefined ? { ok: true as const, value: [...REFERENCE_POOL] } : parseCluster(values.fleet);
+  if (!fleet.ok) throw new UsageError(fleet.error);
+  const timeScale = numberArg("time-scale", values["time-scale"], 20);
+  const port = numberArg("port", values.port, 8787, (n) => Number.isInteger(n) && n >= 0 && n < 65_536);
+  process.stdout.write(`starting ${fleet.value.length} emulated vLLM servers (${fleet.value.join(", ")}, Llama-3.1-70B, ${timeScale}x real time) and wrangler dev...\n`);
+  const stack = await startStack({ fleet: fleet.value, timeScale, port, pool: values.pool, keepState: values["keep-state"], stateDir: ".wrangler/state-local", quiet: false });
+  const example = JSON.stringify({
+    kind: "replay",
+    calls: [
+      { step: "Information Retriever", inputTokens: 306, outputTokens: 7 },
+      { step: "generate_candidate_llama-agent", inputTokens: 12000, outputTokens: 700 },
+      { step: "generate_candidate_llama-agent", inputTokens: 9000, outputTokens: 500 },
+      { step: "revise", inputTokens: 7000, outputTokens: 120 },
+      { step: "unit_tester", inputTokens: 275, outputTokens: 5 },
+    ],
+  });
+  process.stdout.write(
+    [
+      "",
+      `hexflow is up at ${stack.url}  (pool "${stack.pool}": ${stack.emulators.map((e) => `${e.id} ${e.url}`).join(", ")})`,
+      `admin token: ${stack.adminToken}`,
+      "",
+      "Run a workflow (times are emulated seconds: the pool runs " + `${timeScale}x faster than real time):`,
+      `  curl -s -X POST ${stack.url}/v1/workflows -H 'content-type: application/json' -d '${example}'`,
+      `  curl -s ${stack.url}/v1/workflows/<id from the answer>`,
+      `Pool and policy: curl -s ${stack.url}/admin/pools/${stack.pool} -H 'authorization: Bearer ${stack.adminToken}'`,
+      "More load: npm run demo   |   Ctrl-C stops everything",
+      "",
+    ].join("\n"),
+  );
+  const shutdown = () => {
+    process.stdout.write("\nstopping...\n");
+    void stack.stop().then(() => process.exit(0));
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+  for (const e of stack.emulators) e.child.once("exit", (code) => process.stderr.write(`emulator ${e.id} exited (${code ?? "signal"})\n`));
+});

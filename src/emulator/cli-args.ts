@@ -1,0 +1,76 @@
+/**
+ * The emulator CLI's flags, parsed into start options. Kept apart from scripts/emulator.ts so the
+ * rules can be tested without spawning a process.
+ */
+import { parseArgs } from "node:util";
+import { GpuTypeSchema, ModelIdSchema } from "../core/gpu";
+import type { EmulatorOptions } from "./config";
+
+export const EMULATOR_HELP = `usage: npm run emulator -- --gpu GPU [options]
+  --gpu GPU                  ${GpuTypeSchema.options.join(" | ")} (required)
+  --model ID                 ${ModelIdSchema.options.join(" | ")} (default ${ModelIdSchema.options[0] ?? ""})
+  --port N                   0 picks a free port (default 0)
+  --host ADDR                default 127.0.0.1
+  --time-scale K             emulated seconds per wall-clock second (default 1)
+  --seed S                   seeds the synthetic output text (default 1)
+  --served-model-name NAME   the name requests must use (default the model id)
+  --max-model-len N          context limit (default 32768, or the KV capacity if smaller)
+  --kv-tokens N              KV capacity in tokens (default: the GPU type's)`;
+
+export type CliArgs = { ok: true; help: true } | { ok: true; help: false; options: EmulatorOptions } | { ok: false; error: string };
+
+function num(name: string, raw: string | undefined, check: (n: number) => boolean): number | undefined | string {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  return raw.trim() !== "" && Number.isFinite(n) && check(n) ? n : `--${name} must be a valid number (got "${raw}")`;
+}
+
+export function parseEmulatorArgs(argv: string[]): CliArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        gpu: { type: "string" },
+        model: { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        "time-scale": { type: "string" },
+        seed: { type: "string" },
+        "served-model-name": { type: "string" },
+        "max-model-len": { type: "string" },
+        "kv-tokens": { type: "string" },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? (e.message.split("\n")[0] ?? e.message) : String(e) };
+  }
+  if (values.help) return { ok: true, help: true };
+  const gpu = GpuTypeSchema.safeParse(values.gpu);
+  if (!gpu.success) return { ok: false, error: `--gpu must be one of ${GpuTypeSchema.options.join(", ")} (got "${values.gpu ?? ""}")` };
+  const model = ModelIdSchema.safeParse(values.model ?? ModelIdSchema.options[0]);
+  if (!model.success) return { ok: false, error: `--model must be one of ${ModelIdSchema.options.join(", ")} (got "${values.model ?? ""}")` };
+  const positiveInt = (n: number) => Number.isInteger(n) && n > 0;
+  const numbers = {
+    port: num("port", values.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535),
+    timeScale: num("time-scale", values["time-scale"], (n) => n > 0),
+    seed: num("seed", values.seed, Number.isInteger),
+    maxModelLen: num("max-model-len", values["max-model-len"], positiveInt),
+    kvTokens: num("kv-tokens", values["kv-tokens"], positiveInt),
+  };
+  const bad = Object.values(numbers).find((v): v is string => typeof v === "string");
+  if (bad !== undefined) return { ok: false, error: bad };
+  const given = (v: number | string | undefined): number | undefined => (typeof v === "number" ? v : undefined);
+  const options: EmulatorOptions = { gpu: gpu.data, model: model.data };
+  options.port = given(numbers.port);
+  options.timeScale = given(numbers.timeScale);
+  options.seed = given(numbers.seed);
+  options.maxModelLen = given(numbers.maxModelLen);
+  options.kvTokens = given(numbers.kvTokens);
+  options.host = values.host;
+  options.servedModelName = values["served-model-name"];
+  return { ok: true, help: false, options };
+}
