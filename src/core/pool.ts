@@ -16,6 +16,8 @@ export const InstanceRegistrationSchema = z
     /** Emulated servers run N times faster than real time; the pool's clock follows (DESIGN section 5). */
     timeScale: z.number().positive().max(10_000).default(1),
     capacityFactor: z.number().positive().max(100).default(1),
+    /** Real milliseconds a call may stay admitted before it counts as timed out (the watchdog's bound). */
+    requestTimeoutMs: z.number().int().min(1).max(3_600_000).default(600_000),
     cost: CostCoeffsSchema.optional(),
   })
   .strict();

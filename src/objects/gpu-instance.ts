@@ -19,7 +19,7 @@ const MIGRATIONS = [
 const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) });
 type Config = z.infer<typeof ConfigSchema>;
 const QueuedSchema = z.object({ call: ReleasedCallSchema, estimateS: z.number(), enqueuedAt: z.number(), key: z.number(), seq: z.number() });
-const RunningSchema = QueuedSchema.extend({ admittedAt: z.number(), laxityS: z.number() });
+const RunningSchema = QueuedSchema.extend({ admittedAt: z.number(), admittedAtMs: z.number(), laxityS: z.number() });
 type Running = z.infer<typeof RunningSchema>;
 
 /** What an instance tells a workflow about one of its calls. */
@@ -33,12 +33,15 @@ export interface CallReport {
   outcome: UpstreamResult;
 }
 
-const UPSTREAM_TIMEOUT_MS = 10 * 60 * 1000;
+/** The watchdog alarm's period while the instance holds work (real time). */
+const WATCHDOG_MS = 5_000;
 
 /**
  * One per vLLM server: the urgency queue in front of it (persisted), admission while fewer than
  * maxConcurrency calls run (so vLLM's own FCFS queue stays short and our order decides), the
- * streamed forward, and the completion report to the workflow and the coordinator.
+ * streamed forward, and the completion report to the workflow and the coordinator. One alarm, armed
+ * while work is held, is the watchdog: it fails calls admitted longer than the request timeout
+ * (a forward lost to an eviction, a server that hangs) and re-admits, so no call waits forever.
  */
 export class GpuInstanceObject extends DurableObject<Env> {
   private queue = new InstanceQueue(QUEUE_POLICIES.fcfs);
@@ -68,7 +71,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
   }
 
   /** Queues calls bound to this instance (a stage's share), then admits what capacity allows. */
-  enqueue(items: { call: ReleasedCall; estimateS: number }[], queuePolicy: QueueName): { queued: number } {
+  async enqueue(items: { call: ReleasedCall; estimateS: number }[], queuePolicy: QueueName): Promise<{ queued: number }> {
     if (queuePolicy !== this.queue.policy.name) this.rekey(queuePolicy);
     const now = this.now();
     for (const { call, estimateS } of items) {
@@ -77,6 +80,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
       this.ctx.storage.sql.exec("INSERT INTO queue (call_id, json) VALUES (?, ?)", call.id, JSON.stringify(entry));
     }
     this.pump();
+    await this.arm();
     return { queued: this.queue.size };
   }
 
@@ -97,6 +101,23 @@ export class GpuInstanceObject extends DurableObject<Env> {
       .toArray()
       .map((r) => ({ callId: r.call_id, enqueuedAt: r.enqueued_at, admittedAt: r.admitted_at, laxityS: r.laxity, key: r.key }));
     return { queued: this.queue.size, running: this.running.size, queuePolicy: this.queue.policy.name, admissions };
+  }
+
+  /** Idempotent: whatever fired it, it looks at the calls held now and acts on what is overdue. */
+  override async alarm(): Promise<void> {
+    const cfg = this.config;
+    if (cfg === undefined) return;
+    const overdue = [...this.running.values()].filter((r) => Date.now() - r.admittedAtMs > cfg.record.requestTimeoutMs);
+    for (const run of overdue) {
+      await this.complete(run, cfg, { ok: false, error: { code: "upstream_timeout", message: `no answer within ${cfg.record.requestTimeoutMs} ms` } });
+    }
+    this.pump();
+    await this.arm();
+  }
+
+  private async arm(): Promise<void> {
+    if (this.queue.size + this.running.size === 0) return;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + WATCHDOG_MS);
   }
 
   private now(): number {
@@ -125,7 +146,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
 
   private admit(q: QueuedCall, cfg: Config): void {
     const now = this.now();
-    const run: Running = { ...q, admittedAt: now, laxityS: q.call.deadlineS - now - q.estimateS };
+    const run: Running = { ...q, admittedAt: now, admittedAtMs: Date.now(), laxityS: q.call.deadlineS - now - q.estimateS };
     this.running.set(q.call.id, run);
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
@@ -144,8 +165,15 @@ export class GpuInstanceObject extends DurableObject<Env> {
       promptTokens: run.call.inputTokens,
       maxTokens: Math.max(run.call.outputTokens, Math.ceil(run.call.expectedOutputTokens)),
       outputTokensHint: run.call.outputTokens,
-      timeoutMs: UPSTREAM_TIMEOUT_MS,
+      timeoutMs: cfg.record.requestTimeoutMs,
     });
+    await this.complete(run, cfg, outcome);
+  }
+
+  /** Reports a call's end once: a late answer after the watchdog gave up on it is dropped. */
+  private async complete(run: Running, cfg: Config, outcome: UpstreamResult): Promise<void> {
+    if (!this.running.delete(run.call.id)) return;
+    this.ctx.storage.sql.exec("DELETE FROM running WHERE call_id = ?", run.call.id);
     const report: CallReport = {
       callId: run.call.id,
       instanceId: cfg.record.id,
@@ -155,8 +183,6 @@ export class GpuInstanceObject extends DurableObject<Env> {
       laxityS: run.laxityS,
       outcome,
     };
-    this.running.delete(run.call.id);
-    this.ctx.storage.sql.exec("DELETE FROM running WHERE call_id = ?", run.call.id);
     this.pump();
     await Promise.all([
       this.env.COORDINATOR.getByName(cfg.pool).callFinished(cfg.record.id, run.call.id),

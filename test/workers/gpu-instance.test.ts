@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
-import { reset, runInDurableObject } from "cloudflare:test";
+import { reset, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { toRecord } from "../../src/core/pool";
+import { InstanceRegistrationSchema, toRecord } from "../../src/core/pool";
 import type { ReleasedCall } from "../../src/core/workflow-run";
 import { sseCompletion, until } from "./helpers";
 
@@ -10,7 +10,7 @@ afterEach(async () => {
   await reset();
 });
 
-const record = toRecord({ id: "g0", url: "http://127.0.0.1:9", gpu: "A100", model: "llama-3.1-70b", timeScale: 1, capacityFactor: 1, maxConcurrency: 1 }, 0);
+const record = toRecord(InstanceRegistrationSchema.parse({ id: "g0", url: "http://127.0.0.1:9", gpu: "A100", maxConcurrency: 1 }), 0);
 
 function call(id: string, deadlineS: number): ReleasedCall {
   return { id, workflowId: `wf-${id}`, stageIndex: 0, step: "s", inputTokens: 100, outputTokens: 5, expectedOutputTokens: 5, releasedAt: 0, budgetS: deadlineS, deadlineS };
@@ -84,5 +84,28 @@ describe("GpuInstanceObject", () => {
     await stub.configure(record, "default", "pq");
     await stub.enqueue([{ call: call("x", 10), estimateS: 1 }, { call: call("y", 10), estimateS: 1 }], "pq");
     expect(await stub.enqueue([{ call: call("x", 10), estimateS: 1 }, { call: call("y", 10), estimateS: 1 }], "pq")).toEqual({ queued: 1 });
+  });
+
+  it("watchdog alarm: a call vLLM never answers fails with a timeout, and the next call is admitted", async () => {
+    // vLLM hangs on every call; the record's timeout is 1 ms of real time.
+    const order: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation((_input, init) => {
+      order.push(new Headers(init?.headers).get("x-hexflow-call-id") ?? "?");
+      return new Promise<Response>(() => {});
+    });
+    const stub = env.GPU_INSTANCE.getByName("default/g0");
+    await stub.configure({ ...record, requestTimeoutMs: 1 }, "default", "pq");
+    await stub.enqueue([{ call: call("stuck", 10), estimateS: 1 }, { call: call("next", 20), estimateS: 1 }], "pq");
+    expect(await stub.stats()).toMatchObject({ queued: 1, running: 1 });
+    await new Promise((r) => setTimeout(r, 5));
+    // The alarm was armed by the enqueue; running it now fails the overdue call and admits the next.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.stats()).toMatchObject({ queued: 0, running: 1 });
+    expect(order).toEqual(["stuck", "next"]);
+    // Running it again is harmless: 'next' is overdue too by now and goes the same way; nothing twice.
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.stats()).toMatchObject({ queued: 0, running: 0 });
+    expect(await runDurableObjectAlarm(stub)).toBe(false);
   });
 });
