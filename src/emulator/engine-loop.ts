@@ -6,14 +6,15 @@
  * accumulates: a call's end is off by at most one timer delay, not one per step.
  *
  * In front of the engine sits vLLM's own FCFS waiting list (the engine's AdmissionSource), so
- * `vllm:num_requests_waiting` is what it is on a real server.
+ * `vllm:num_requests_waiting` is what it is on a real server. Each step the engine reports which
+ * calls got a token (streamed one per step) and which finished; an aborted call leaves the engine
+ * at the next step boundary, freeing its KV blocks.
  */
 import { KV_READ_FACTOR_PER_TOKEN } from "../core/gpu";
 import type { AdmissionSource, EngineCall } from "../sim/engine/types";
 import { VllmEngine } from "../sim/engine/vllm";
 import type { EmulatorConfig } from "./config";
 import type { EmulatorMetrics } from "./metrics";
-import { TokenTracker } from "./token-tracker";
 
 export interface Job {
   id: string;
@@ -40,8 +41,7 @@ interface Live {
 const MAX_STEPS_PER_TICK = 256;
 
 export class EngineLoop {
-  private engine: VllmEngine;
-  private readonly tracker: TokenTracker;
+  private readonly engine: VllmEngine;
   private readonly waiting: EngineCall[] = [];
   private readonly popped: EngineCall[] = [];
   private readonly live = new Map<string, Live>();
@@ -52,7 +52,8 @@ export class EngineLoop {
   /** Cancels the pending wake-up (a timer or an immediate), if any. */
   private cancelWake: (() => void) | undefined;
   private stopped = false;
-  private abortedInEngine = false;
+  /** Calls aborted while a step was planned: the engine may only drop them once it is applied. */
+  private readonly abortAfterStep: string[] = [];
   private preemptionsSeen = 0;
   private readonly t0 = performance.now();
 
@@ -60,8 +61,7 @@ export class EngineLoop {
     private readonly cfg: EmulatorConfig,
     private readonly metrics: EmulatorMetrics,
   ) {
-    this.engine = this.newEngine();
-    this.tracker = new TokenTracker(cfg.capacity.maxBatchedTokens);
+    this.engine = new VllmEngine(cfg.cost, cfg.capacity, KV_READ_FACTOR_PER_TOKEN[cfg.model]);
     this.source = {
       peek: () => this.waiting[0],
       pop: () => {
@@ -91,7 +91,7 @@ export class EngineLoop {
     this.wake();
   }
 
-  /** A client went away: counts as `abort`; its KV blocks are freed at the next step boundary. */
+  /** A client went away: counts as `abort`; its KV blocks are freed at once or at the end of the step in flight. */
   abort(id: string): void {
     const l = this.live.get(id);
     if (l === undefined || l.aborted || l.done) return;
@@ -102,8 +102,14 @@ export class EngineLoop {
       this.waiting.splice(at, 1);
       this.live.delete(id);
       this.refreshLoad();
+    } else if (this.step === undefined) {
+      // No step in flight, so the engine may drop it right away.
+      this.dropFromEngine(id);
+      this.refreshLoad();
+      // The freed blocks may let a waiting call in.
+      this.wake();
     } else {
-      this.abortedInEngine = true;
+      this.abortAfterStep.push(id);
     }
   }
 
@@ -112,10 +118,6 @@ export class EngineLoop {
     this.clearTimer();
     this.live.clear();
     this.waiting.length = 0;
-  }
-
-  private newEngine(): VllmEngine {
-    return new VllmEngine(this.cfg.cost, this.cfg.capacity, KV_READ_FACTOR_PER_TOKEN[this.cfg.model]);
   }
 
   private wake(): void {
@@ -172,7 +174,6 @@ export class EngineLoop {
     const startS = this.idle ? now : this.engineTimeS;
     this.idle = false;
     for (const call of this.popped) {
-      this.tracker.admit(call.id, call.inputTokens, call.outputTokens);
       const l = this.live.get(call.id);
       if (l !== undefined && l.admittedS === undefined) {
         l.admittedS = startS;
@@ -185,20 +186,21 @@ export class EngineLoop {
   }
 
   private completeStep(endS: number): void {
-    const finished = new Set(this.engine.finishStep());
+    const finished = this.engine.finishStep();
     this.step = undefined;
     this.engineTimeS = endS;
-    for (const [id, count] of this.tracker.advance(finished)) {
+    // The engine reuses this array on its next step; it is read before then.
+    for (const id of this.engine.producedLastStep()) {
       const l = this.live.get(id);
       if (l === undefined || l.aborted) continue;
       if (l.lastTokenS === undefined) {
         this.metrics.firstToken(endS - l.arrivalS, l.job.promptTokens);
-        this.metrics.tokens(count, undefined);
+        this.metrics.tokens(1, undefined);
       } else {
-        this.metrics.tokens(count, endS - l.lastTokenS);
+        this.metrics.tokens(1, endS - l.lastTokenS);
       }
       l.lastTokenS = endS;
-      l.pending += count;
+      l.pending += 1;
     }
     for (const id of finished) {
       const l = this.live.get(id);
@@ -213,30 +215,14 @@ export class EngineLoop {
     const preemptions = this.engine.stats().preemptions;
     this.metrics.addPreemptions(preemptions - this.preemptionsSeen);
     this.preemptionsSeen = preemptions;
-    if (this.abortedInEngine) this.dropAborted();
+    for (const id of this.abortAfterStep) this.dropFromEngine(id);
+    this.abortAfterStep.length = 0;
   }
 
-  /**
-   * Frees the KV of aborted sequences. The engine has no way to remove a running sequence, so the
-   * loop replaces it with a fresh one and puts the survivors back at the head of the waiting list
-   * with their context so far, as vLLM does with preempted (recomputed) requests. Survivors pay a
-   * recompute prefill; aborts are rare (client gone), so this costs little. Becomes a plain
-   * `engine.abort(id)` once the engine offers one.
-   */
-  private dropAborted(): void {
-    this.abortedInEngine = false;
-    const survivors: EngineCall[] = [];
-    for (const s of this.tracker.drain()) {
-      const l = this.live.get(s.id);
-      if (l === undefined || l.aborted) {
-        this.live.delete(s.id);
-        continue;
-      }
-      survivors.push({ id: s.id, inputTokens: s.contextTokens, outputTokens: s.remainingTokens });
-    }
-    this.engine = this.newEngine();
-    this.preemptionsSeen = 0;
-    this.waiting.unshift(...survivors);
+  /** Between steps only. A call that finished in the step just applied is already gone from the engine. */
+  private dropFromEngine(id: string): void {
+    this.engine.abort(id);
+    this.live.delete(id);
   }
 
   private deliver(): void {

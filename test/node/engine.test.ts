@@ -76,6 +76,88 @@ describe("vllm engine timing", () => {
   });
 });
 
+describe("vllm engine progress and abort", () => {
+  it("lists exactly the sequences that got a token: decodes and completed prefills, not mid-prefill chunks", () => {
+    const engine = vllm("L40S");
+    // Budget 2048: step 1 = a's whole prompt + 1,948 of b's; step 2 = a decodes, b finishes its
+    // prefill; step 3 = both decode.
+    const src = source([
+      { id: "a", inputTokens: 100, outputTokens: 5 },
+      { id: "b", inputTokens: 3000, outputTokens: 5 },
+    ]);
+    const steps: string[][] = [];
+    for (let i = 0; i < 3; i++) {
+      expect(engine.planStep(src)).not.toBeNull();
+      engine.finishStep();
+      steps.push([...engine.producedLastStep()]);
+    }
+    expect(steps).toEqual([["a"], ["a", "b"], ["a", "b"]]);
+  });
+
+  it("reports every token of every call once, finishing step included", () => {
+    const engine = vllm("L40S", 16 * 150); // small enough to preempt
+    const calls = Array.from({ length: 6 }, (_, i) => ({ id: `c${i}`, inputTokens: 500, outputTokens: 300 }));
+    const src = source(calls);
+    const count = new Map<string, number>();
+    for (let p = engine.planStep(src); p !== null; p = engine.planStep(src)) {
+      const finished = engine.finishStep();
+      const produced = engine.producedLastStep();
+      for (const id of produced) count.set(id, (count.get(id) ?? 0) + 1);
+      for (const id of finished) expect(produced).toContain(id);
+    }
+    expect(engine.stats().preemptions).toBeGreaterThan(0);
+    for (const c of calls) expect(count.get(c.id)).toBe(300);
+  });
+
+  it("abort frees the call's KV so a waiting call is admitted; unknown ids return false", () => {
+    const engine = vllm("L40S", 16 * 100); // 100 blocks: one 1,000-token prompt (63 blocks) at a time
+    const src = source([
+      { id: "a", inputTokens: 1000, outputTokens: 50 },
+      { id: "b", inputTokens: 1000, outputTokens: 50 },
+    ]);
+    expect(engine.planStep(src)?.admitted).toEqual(["a"]);
+    engine.finishStep();
+    expect(engine.planStep(src)?.admitted).toEqual([]);
+    engine.finishStep();
+    const before = engine.stats().kvUsage;
+    expect(engine.abort("nope")).toBe(false);
+    expect(engine.abort("a")).toBe(true);
+    expect(engine.abort("a")).toBe(false);
+    expect(engine.stats().kvUsage).toBeLessThan(before);
+    expect(engine.stats().kvUsage).toBe(0);
+    expect(engine.stats().running).toBe(0);
+    expect(engine.planStep(src)?.admitted).toEqual(["b"]);
+    engine.finishStep();
+    expect(engine.producedLastStep()).toEqual(["b"]);
+  });
+
+  it("aborts a preempted sequence, which is then never resumed", () => {
+    const engine = vllm("L40S", 16 * 100);
+    const calls = Array.from({ length: 3 }, (_, i) => ({ id: `c${i}`, inputTokens: 500, outputTokens: 300 }));
+    const src = source(calls);
+    for (let p = engine.planStep(src); p !== null && engine.stats().waiting === 0; p = engine.planStep(src)) engine.finishStep();
+    // The loop stops with a step planned: apply it first (abort is only allowed between steps).
+    engine.finishStep();
+    expect(engine.stats().waiting).toBeGreaterThan(0);
+    // The latest-admitted sequence is the one preempted.
+    expect(engine.abort("c2")).toBe(true);
+    expect(engine.stats().waiting).toBe(0);
+    const seen = new Set<string>();
+    for (let p = engine.planStep(src); p !== null; p = engine.planStep(src)) {
+      engine.finishStep();
+      for (const id of engine.producedLastStep()) seen.add(id);
+    }
+    expect([...seen].sort()).toEqual(["c0", "c1"]);
+    expect(engine.stats().kvUsage).toBe(0);
+  });
+
+  it("refuses to abort while a step is planned", () => {
+    const engine = vllm("L40S");
+    engine.planStep(source([{ id: "a", inputTokens: 100, outputTokens: 5 }]));
+    expect(() => engine.abort("a")).toThrow(/between planStep and finishStep/);
+  });
+});
+
 describe("parity engine (the authors' timing)", () => {
   it("a lone call takes exactly the profile's latency", () => {
     const e = new ParityEngine(defaultCost("A6000"), "A6000", parityKvTokens("A6000"));

@@ -38,6 +38,8 @@ export class VllmEngine implements Engine {
   private readonly plan: Seq[] = [];
   private preemptions = 0;
   private stepsRun = 0;
+  /** Ids of the calls that produced a token in the step last applied. */
+  private readonly produced: string[] = [];
 
   constructor(
     private readonly cost: CostCoeffs,
@@ -88,10 +90,14 @@ export class VllmEngine implements Engine {
 
   finishStep(): string[] {
     const finished: string[] = [];
+    this.produced.length = 0;
     for (const seq of this.plan) {
       seq.started = true;
       seq.computed += seq.stepTokens;
-      if (seq.stepDecode || seq.computed >= seq.promptLen) seq.generated += 1;
+      if (seq.stepDecode || seq.computed >= seq.promptLen) {
+        seq.generated += 1;
+        this.produced.push(seq.id);
+      }
       if (seq.generated >= seq.output) {
         finished.push(seq.id);
         this.freeBlocks += seq.blocks;
@@ -102,6 +108,31 @@ export class VllmEngine implements Engine {
     this.plan.length = 0;
     this.stepsRun += 1;
     return finished;
+  }
+
+  /** The calls that produced a token in the step last applied by finishStep (the emulator streams them). */
+  producedLastStep(): readonly string[] {
+    return this.produced;
+  }
+
+  /**
+   * Drops a call whose client went away, freeing its KV blocks. Only between steps (after
+   * finishStep, before planStep). False if the engine does not hold it (it is still in the queue).
+   */
+  abort(id: string): boolean {
+    // A planned step still counts the call and would free its blocks again in finishStep.
+    if (this.plan.length > 0) throw new Error("VllmEngine.abort called between planStep and finishStep");
+    const at = this.running.findIndex((s) => s.id === id);
+    const seq = at >= 0 ? this.running.splice(at, 1)[0] : undefined;
+    if (seq !== undefined) {
+      this.freeBlocks += seq.blocks;
+      seq.blocks = 0;
+      return true;
+    }
+    const back = this.preempted.findIndex((s) => s.id === id);
+    if (back < 0) return false;
+    this.preempted.splice(back, 1);
+    return true;
   }
 
   stats(): EngineStats {
