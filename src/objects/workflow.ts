@@ -116,6 +116,12 @@ export class WorkflowObject extends DurableObject<Env> {
   private async releaseNext(meta: Meta): Promise<void> {
     const coordinator = this.env.COORDINATOR.getByName(meta.pool);
     const r = await coordinator.releaseStage(meta.state);
+    // A cancel may have landed while the coordinator answered: then the stage goes nowhere.
+    const now = this.meta();
+    if (now !== undefined && now.status !== "queued" && now.status !== "running") {
+      if (r.ok) await Promise.all(r.dispatched.map((d) => coordinator.callFinished(d.instanceId, d.call.id)));
+      return;
+    }
     if (!r.ok) {
       await this.finish(meta, "failed", r.error);
       return;
