@@ -73,8 +73,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   );
   const port = o.port === 0 ? await freePort() : o.port;
   const stopEmulators = (): void => {
-    for (const e of emulators) e.child.kill("SIGTERM");
+    for (const e of emulators) if (e.child.exitCode === null) e.child.kill("SIGTERM");
   };
+  // Whoever ends this process (wrangler installs its own SIGINT handler that exits), the emulators go too.
+  process.once("exit", stopEmulators);
   let worker: Awaited<ReturnType<typeof unstable_startWorker>>;
   try {
     worker = await unstable_startWorker({
