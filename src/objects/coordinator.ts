@@ -38,6 +38,8 @@ export interface PoolView {
  */
 export class CoordinatorObject extends DurableObject<Env> {
   private scheduler: PoolScheduler | undefined;
+  /** Parsed registry; every write below goes through save/register/remove, which drop it. */
+  private cachedRecords: InstanceRecord[] | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -62,6 +64,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     }
     const rec = toRecord(parsed.data, Date.now());
     this.ctx.storage.sql.exec("INSERT INTO instances (id, json) VALUES (?, ?)", rec.id, JSON.stringify(rec));
+    this.cachedRecords = undefined;
     this.saveSettings({ ...s, pool, timeScale: rec.timeScale });
     this.scheduler = undefined;
     await this.configureInstance(rec);
@@ -88,6 +91,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     const busy = this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outstanding WHERE instance_id = ?", id).one().n;
     if (busy > 0) return err("conflict", `instance ${id} still has ${busy} calls; drain it first`);
     this.ctx.storage.sql.exec("DELETE FROM instances WHERE id = ?", id);
+    this.cachedRecords = undefined;
     this.scheduler = undefined;
     return ok({ id });
   }
@@ -160,10 +164,11 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   private records(): InstanceRecord[] {
-    return this.ctx.storage.sql
+    this.cachedRecords ??= this.ctx.storage.sql
       .exec<{ json: string }>("SELECT json FROM instances ORDER BY rowid")
       .toArray()
       .map((r) => InstanceRecordSchema.parse(JSON.parse(r.json)));
+    return this.cachedRecords;
   }
 
   private record(id: string): InstanceRecord | undefined {
@@ -173,6 +178,7 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   private async save(rec: InstanceRecord): Promise<InstanceRecord> {
     this.ctx.storage.sql.exec("UPDATE instances SET json = ? WHERE id = ?", JSON.stringify(rec), rec.id);
+    this.cachedRecords = undefined;
     this.scheduler = undefined;
     await this.configureInstance(rec);
     return rec;

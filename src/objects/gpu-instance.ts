@@ -33,6 +33,8 @@ export interface CallReport {
   outcome: UpstreamResult;
 }
 
+/** The admission log keeps the most recent entries only. */
+const ADMISSION_LOG_ROWS = 10_000;
 /** The watchdog alarm's period while the instance holds work (real time). */
 const WATCHDOG_MS = 5_000;
 
@@ -152,6 +154,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
     sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
     sql.exec("INSERT OR REPLACE INTO running (call_id, json) VALUES (?, ?)", q.call.id, JSON.stringify(run));
     sql.exec("INSERT INTO admissions (call_id, enqueued_at, admitted_at, laxity, key) VALUES (?, ?, ?, ?, ?)", q.call.id, q.enqueuedAt, now, run.laxityS, q.key);
+    sql.exec("DELETE FROM admissions WHERE seq <= (SELECT MAX(seq) FROM admissions) - ?", ADMISSION_LOG_ROWS);
     const coordinator = this.env.COORDINATOR.getByName(cfg.pool);
     this.ctx.waitUntil(coordinator.callStarted(cfg.record.id, q.call.id, now));
     this.ctx.waitUntil(this.forward(run, cfg));
