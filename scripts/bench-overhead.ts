@@ -1,0 +1,46 @@
+/**
+ * Serving-path overhead per LLM call (issue 4, part 3): the emulated fleet runs at the highest time
+ * scale (10,000x), so GPU time is microseconds and what a call costs is the path itself: the
+ * coordinator's stage release, the instance queue, the streamed HTTP call to the emulator and the
+ * completion report. `npm run bench:overhead -- [--workflows 20] [--calls 20]`.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { percentile } from "../src/core/stats";
+import { numberArg, runCli } from "./lib/cli";
+import { TERMINAL, getWorkflow, submitReplay } from "./lib/replay";
+import { startStack } from "./lib/stack";
+
+const SCALE = 10_000;
+
+runCli(async () => {
+  const { values } = parseArgs({ options: { workflows: { type: "string" }, calls: { type: "string" } }, strict: true });
+  const n = numberArg("workflows", values.workflows, 20, (x) => Number.isInteger(x) && x > 0 && x <= 200);
+  const k = numberArg("calls", values.calls, 20, (x) => Number.isInteger(x) && x > 1 && x <= 200);
+  const stack = await startStack({ fleet: ["A100"], timeScale: SCALE, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-overhead-")), quiet: true });
+  try {
+    const hops: number[] = [];
+    const calls = Array.from({ length: k }, () => ({ step: "unit_tester", inputTokens: 275, outputTokens: 4 }));
+    for (let i = 0; i < n; i++) {
+      // One workflow at a time: every hop is the path's own cost, with no queueing behind others.
+      const id = await submitReplay(stack.url, { kind: "replay", calls });
+      let w = await getWorkflow(stack.url, id);
+      while (!TERMINAL.has(w.status)) {
+        await new Promise((r) => setTimeout(r, 20));
+        w = await getWorkflow(stack.url, id);
+      }
+      const finished = w.stages.map((s) => (s.calls[0] as { finishedMs?: number } | undefined)?.finishedMs ?? Number.NaN);
+      // Finish of call j-1 to finish of call j: release, dispatch, queue, admission, HTTP, GPU (~0), report.
+      for (let j = 1; j < finished.length; j++) hops.push(((finished[j] ?? 0) - (finished[j - 1] ?? 0)) / SCALE);
+    }
+    const gpuMs = (0.043586 + 275 * 6.6375e-6 + 4 * 0.038736) * 1000 / SCALE;
+    process.stdout.write(
+      `per-call serving path, ${hops.length} sequential calls (GPU time ${gpuMs.toFixed(3)} ms each at ${SCALE}x): ` +
+        `P50 ${percentile(hops, 0.5).toFixed(2)} ms, P99 ${percentile(hops, 0.99).toFixed(2)} ms, max ${Math.max(...hops).toFixed(2)} ms\n`,
+    );
+  } finally {
+    await stack.stop();
+  }
+});
