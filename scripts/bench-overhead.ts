@@ -22,6 +22,7 @@ runCli(async () => {
   const stack = await startStack({ fleet: ["A100"], timeScale: SCALE, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-overhead-")), quiet: true });
   try {
     const hops: number[] = [];
+    const parts = { report: [] as number[], dispatch: [] as number[], queue: [] as number[], call: [] as number[] };
     const calls = Array.from({ length: k }, () => ({ step: "unit_tester", inputTokens: 275, outputTokens: 4 }));
     for (let i = 0; i < n; i++) {
       // One workflow at a time: every hop is the path's own cost, with no queueing behind others.
@@ -31,14 +32,26 @@ runCli(async () => {
         await new Promise((r) => setTimeout(r, 20));
         w = await getWorkflow(stack.url, id);
       }
-      const finished = w.stages.map((s) => (s.calls[0] as { finishedMs?: number } | undefined)?.finishedMs ?? Number.NaN);
-      // Finish of call j-1 to finish of call j: release, dispatch, queue, admission, HTTP, GPU (~0), report.
-      for (let j = 1; j < finished.length; j++) hops.push(((finished[j] ?? 0) - (finished[j - 1] ?? 0)) / SCALE);
+      const c = w.stages.map((s) => s.calls[0] as { releasedMs: number; enqueuedMs: number; admittedMs: number; finishedMs: number } | undefined);
+      // Finish of call j-1 to finish of call j, in real ms, split where the objects stamp it:
+      // report + completion + release (finish -> released), dispatch RPC to the instance (-> enqueued),
+      // waiting for a slot (-> admitted), the streamed HTTP call to the emulator (-> finished).
+      for (let j = 1; j < c.length; j++) {
+        const prev = c[j - 1];
+        const cur = c[j];
+        if (prev === undefined || cur === undefined) continue;
+        hops.push((cur.finishedMs - prev.finishedMs) / SCALE);
+        parts.report.push((cur.releasedMs - prev.finishedMs) / SCALE);
+        parts.dispatch.push((cur.enqueuedMs - cur.releasedMs) / SCALE);
+        parts.queue.push((cur.admittedMs - cur.enqueuedMs) / SCALE);
+        parts.call.push((cur.finishedMs - cur.admittedMs) / SCALE);
+      }
     }
     const gpuMs = (0.043586 + 275 * 6.6375e-6 + 4 * 0.038736) * 1000 / SCALE;
     process.stdout.write(
       `per-call serving path, ${hops.length} sequential calls (GPU time ${gpuMs.toFixed(3)} ms each at ${SCALE}x): ` +
-        `P50 ${percentile(hops, 0.5).toFixed(2)} ms, P99 ${percentile(hops, 0.99).toFixed(2)} ms, max ${Math.max(...hops).toFixed(2)} ms\n`,
+        `P50 ${percentile(hops, 0.5).toFixed(2)} ms, P99 ${percentile(hops, 0.99).toFixed(2)} ms, max ${Math.max(...hops).toFixed(2)} ms\n` +
+        `  of which (P50 / P99 ms): ${Object.entries(parts).map(([name, xs]) => `${name} ${percentile(xs, 0.5).toFixed(1)} / ${percentile(xs, 0.99).toFixed(1)}`).join(", ")}\n`,
     );
   } finally {
     await stack.stop();

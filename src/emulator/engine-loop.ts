@@ -152,7 +152,10 @@ export class EngineLoop {
       if (step === undefined) break;
       if (step.endS > now) {
         const delayMs = ((step.endS - now) / this.cfg.timeScale) * 1000;
-        this.tickIn(delayMs);
+        // A timer never fires sooner than ~1 ms; at high time scales a step is shorter than that,
+        // so sub-millisecond waits yield to I/O once and look again instead of oversleeping.
+        if (delayMs < 1) this.tickSoon();
+        else this.tickIn(delayMs);
         break;
       }
       this.completeStep(step.endS);
