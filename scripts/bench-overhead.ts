@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { percentile } from "../src/core/stats";
 import { numberArg, runCli } from "./lib/cli";
-import { TERMINAL, getWorkflow, submitReplay } from "./lib/replay";
+import { submitReplay, waitForAll } from "./lib/replay";
+import { defaultCost, estimateSeconds } from "../src/core/cost-model";
 import { startStack } from "./lib/stack";
 
 const SCALE = 10_000;
@@ -27,27 +28,24 @@ runCli(async () => {
     for (let i = 0; i < n; i++) {
       // One workflow at a time: every hop is the path's own cost, with no queueing behind others.
       const id = await submitReplay(stack.url, { kind: "replay", calls });
-      let w = await getWorkflow(stack.url, id);
-      while (!TERMINAL.has(w.status)) {
-        await new Promise((r) => setTimeout(r, 20));
-        w = await getWorkflow(stack.url, id);
-      }
-      const c = w.stages.map((s) => s.calls[0] as { releasedMs: number; enqueuedMs: number; admittedMs: number; finishedMs: number } | undefined);
+      const w = (await waitForAll(stack.url, [id], { pollMs: 20, timeoutMs: 60_000 })).get(id);
+      if (w === undefined) throw new Error(`workflow ${id} did not end within 60 s`);
+      const c = w.stages.map((s) => s.calls[0]);
       // Finish of call j-1 to finish of call j, in real ms, split where the objects stamp it:
       // report + completion + release (finish -> released), dispatch RPC to the instance (-> enqueued),
       // waiting for a slot (-> admitted), the streamed HTTP call to the emulator (-> finished).
       for (let j = 1; j < c.length; j++) {
-        const prev = c[j - 1];
+        const prev = c[j - 1]?.finishedMs;
         const cur = c[j];
-        if (prev === undefined || cur === undefined) continue;
-        hops.push((cur.finishedMs - prev.finishedMs) / SCALE);
-        parts.report.push((cur.releasedMs - prev.finishedMs) / SCALE);
+        if (prev == null || cur == null || cur.releasedMs === null || cur.enqueuedMs === null || cur.admittedMs === null || cur.finishedMs === null) continue;
+        hops.push((cur.finishedMs - prev) / SCALE);
+        parts.report.push((cur.releasedMs - prev) / SCALE);
         parts.dispatch.push((cur.enqueuedMs - cur.releasedMs) / SCALE);
         parts.queue.push((cur.admittedMs - cur.enqueuedMs) / SCALE);
         parts.call.push((cur.finishedMs - cur.admittedMs) / SCALE);
       }
     }
-    const gpuMs = (0.043586 + 275 * 6.6375e-6 + 4 * 0.038736) * 1000 / SCALE;
+    const gpuMs = (estimateSeconds(defaultCost("A100"), 275, 4) * 1000) / SCALE;
     process.stdout.write(
       `per-call serving path, ${hops.length} sequential calls (GPU time ${gpuMs.toFixed(3)} ms each at ${SCALE}x): ` +
         `P50 ${percentile(hops, 0.5).toFixed(2)} ms, P99 ${percentile(hops, 0.99).toFixed(2)} ms, max ${Math.max(...hops).toFixed(2)} ms\n` +

@@ -7,7 +7,7 @@ import { createRng, exponential } from "../src/core/rng";
 import { percentile } from "../src/core/stats";
 import { syntheticWorkflow } from "../src/sim/synthetic";
 import { UsageError, numberArg, runCli } from "./lib/cli";
-import { TERMINAL, getWorkflow, replayRequest, submitReplay, type WorkflowStatus } from "./lib/replay";
+import { replayRequest, submitReplay, waitForAll } from "./lib/replay";
 
 runCli(async () => {
   const { values } = parseArgs({
@@ -36,18 +36,14 @@ runCli(async () => {
     process.stdout.write(`  submitted ${ids.at(-1) ?? ""}\n`);
     if (i < n - 1) await new Promise((r) => setTimeout(r, (exponential(rng, rate) / scale) * 1000));
   }
-  const done = new Map<string, WorkflowStatus>();
-  while (done.size < ids.length) {
-    await new Promise((r) => setTimeout(r, 500));
-    for (const id of ids) {
-      if (done.has(id)) continue;
-      const w = await getWorkflow(values.url, id);
-      if (!TERMINAL.has(w.status)) continue;
-      done.set(id, w);
+  const done = await waitForAll(values.url, ids, {
+    pollMs: 500,
+    timeoutMs: Number.POSITIVE_INFINITY,
+    onEnd: (w, ended) => {
       const lat = w.latencyMs === null ? "" : ` in ${(w.latencyMs / 1000).toFixed(1)} s (SLO ${((w.sloMs ?? 0) / 1000).toFixed(0)} s, ${w.sloMet ? "met" : "missed"})`;
-      process.stdout.write(`  ${id} ${w.status}${lat}${w.error ? `: ${w.error.message}` : ""}  [${done.size}/${ids.length}]\n`);
-    }
-  }
+      process.stdout.write(`  ${w.id} ${w.status}${lat}${w.error ? `: ${w.error.message}` : ""}  [${ended}/${ids.length}]\n`);
+    },
+  });
   const lat = [...done.values()].flatMap((w) => (w.latencyMs === null ? [] : [w.latencyMs / 1000]));
   const met = [...done.values()].filter((w) => w.sloMet === true).length;
   process.stdout.write(`latency s: p50 ${percentile(lat, 0.5).toFixed(1)}  p95 ${percentile(lat, 0.95).toFixed(1)}; SLO met ${met}/${ids.length}\n`);

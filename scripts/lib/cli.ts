@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseTrace } from "../../src/sim/trace";
 import type { WorkloadSource } from "../../src/sim/workload";
 
@@ -34,6 +35,6 @@ export function numberArg(name: string, raw: string | undefined, fallback: numbe
 
 /** ../shared/data next to the checkout, if this machine has it. */
 export function sharedDataDir(): string | undefined {
-  const candidates = [process.env.HEXFLOW_SHARED_DATA, new URL("../../../shared/data", import.meta.url).pathname];
-  return candidates.find((d): d is string => d !== undefined && existsSync(d));
+  const candidates = [process.env.HEXFLOW_SHARED_DATA, fileURLToPath(new URL("../../../shared/data", import.meta.url))];
+  return candidates.find((d): d is string => d !== undefined && d !== "" && existsSync(d));
 }

@@ -13,7 +13,19 @@ export interface WorkflowStatus {
   sloMs: number | null;
   sloMet: boolean | null;
   error?: { code: string; message: string };
-  stages: { step: string; calls: { id: string; instance: string; outputTokens: number; completionTokens: number | null }[] }[];
+  stages: {
+    step: string;
+    calls: {
+      id: string;
+      instance: string;
+      outputTokens: number;
+      completionTokens: number | null;
+      releasedMs: number | null;
+      enqueuedMs: number | null;
+      admittedMs: number | null;
+      finishedMs: number | null;
+    }[];
+  }[];
 }
 
 /**
@@ -40,3 +52,27 @@ export async function getWorkflow(base: string, id: string): Promise<WorkflowSta
 }
 
 export const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
+
+/**
+ * Polls workflows until each has ended (or the time runs out); `onEnd` hears each as it ends.
+ * Returns the ended ones by id, so a caller can see which did not end in time.
+ */
+export async function waitForAll(
+  base: string,
+  ids: readonly string[],
+  o: { pollMs: number; timeoutMs: number; onEnd?: (w: WorkflowStatus, ended: number) => void },
+): Promise<Map<string, WorkflowStatus>> {
+  const done = new Map<string, WorkflowStatus>();
+  const deadline = Date.now() + o.timeoutMs;
+  while (done.size < ids.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, o.pollMs));
+    for (const id of ids) {
+      if (done.has(id)) continue;
+      const w = await getWorkflow(base, id);
+      if (!TERMINAL.has(w.status)) continue;
+      done.set(id, w);
+      o.onEnd?.(w, done.size);
+    }
+  }
+  return done;
+}

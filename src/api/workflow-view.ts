@@ -1,11 +1,4 @@
-import type { CallRecord } from "../objects/workflow";
-
-interface Meta {
-  state: { id: string; arrivalS: number; sloS: number; finishedAt?: number | undefined; spec: { stages: { step: string }[] } };
-  status: string;
-  error?: { code: string; message: string } | undefined;
-  createdAtMs: number;
-}
+import type { CallRecord, WorkflowMeta } from "../objects/workflow";
 
 const ms = (s: number | undefined): number | null => (s === undefined ? null : Math.round(s * 1000 * 1000) / 1000);
 
@@ -13,7 +6,7 @@ const ms = (s: number | undefined): number | null => (s === undefined ? null : M
  * The public shape of a workflow. Times are pool-clock milliseconds since the workflow arrived
  * (emulated time on an emulated pool), so they compare directly with its SLO.
  */
-export function workflowView(meta: Meta, calls: CallRecord[]) {
+export function workflowView(meta: WorkflowMeta, calls: CallRecord[]) {
   const a = meta.state.arrivalS;
   const rel = (t: number | undefined) => ms(t === undefined ? undefined : t - a);
   const latencyMs = rel(meta.state.finishedAt);

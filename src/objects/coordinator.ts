@@ -38,7 +38,7 @@ export interface PoolView {
  */
 export class CoordinatorObject extends DurableObject<Env> {
   private scheduler: PoolScheduler | undefined;
-  /** Parsed registry; every write below goes through save/register/remove, which drop it. */
+  /** Parsed registry; every write goes through registryChanged(), which drops it. */
   private cachedRecords: InstanceRecord[] | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -64,9 +64,8 @@ export class CoordinatorObject extends DurableObject<Env> {
     }
     const rec = toRecord(parsed.data, Date.now());
     this.ctx.storage.sql.exec("INSERT INTO instances (id, json) VALUES (?, ?)", rec.id, JSON.stringify(rec));
-    this.cachedRecords = undefined;
     this.saveSettings({ ...s, pool, timeScale: rec.timeScale });
-    this.scheduler = undefined;
+    this.registryChanged();
     await this.configureInstance(rec);
     return ok(rec);
   }
@@ -91,8 +90,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     const busy = this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outstanding WHERE instance_id = ?", id).one().n;
     if (busy > 0) return err("conflict", `instance ${id} still has ${busy} calls; drain it first`);
     this.ctx.storage.sql.exec("DELETE FROM instances WHERE id = ?", id);
-    this.cachedRecords = undefined;
-    this.scheduler = undefined;
+    this.registryChanged();
     return ok({ id });
   }
 
@@ -111,10 +109,10 @@ export class CoordinatorObject extends DurableObject<Env> {
   pool(): PoolView {
     const s = this.settings();
     const scheduler = this.records().length > 0 ? this.getScheduler() : undefined;
-    const now = this.clock().nowS;
+    const { nowS: now, baseSloS } = this.clock();
     return {
       ...s,
-      baseSloS: this.clock().baseSloS,
+      baseSloS,
       instances: this.records().map((r) => ({
         ...r,
         loadS: scheduler?.dispatcher.loads.load(r.id, now) ?? 0,
@@ -172,14 +170,18 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   private record(id: string): InstanceRecord | undefined {
-    const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM instances WHERE id = ?", id).toArray()[0];
-    return row === undefined ? undefined : InstanceRecordSchema.parse(JSON.parse(row.json));
+    return this.records().find((r) => r.id === id);
+  }
+
+  /** The parsed registry and the scheduler built on it are derived: drop both on every write. */
+  private registryChanged(): void {
+    this.cachedRecords = undefined;
+    this.scheduler = undefined;
   }
 
   private async save(rec: InstanceRecord): Promise<InstanceRecord> {
     this.ctx.storage.sql.exec("UPDATE instances SET json = ? WHERE id = ?", JSON.stringify(rec), rec.id);
-    this.cachedRecords = undefined;
-    this.scheduler = undefined;
+    this.registryChanged();
     await this.configureInstance(rec);
     return rec;
   }

@@ -20,7 +20,7 @@ const MetaSchema = z.object({
   pool: z.string(),
   createdAtMs: z.number(),
 });
-type Meta = z.infer<typeof MetaSchema>;
+export type WorkflowMeta = z.infer<typeof MetaSchema>;
 
 const CallRecordSchema = z.object({
   id: z.string(),
@@ -65,7 +65,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const existing = this.meta();
     if (existing !== undefined) return ok({ id: existing.state.id, status: existing.status });
     const spec = WorkflowSpecSchema.parse(input.spec);
-    const meta: Meta = { state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now() };
+    const meta: WorkflowMeta = { state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now() };
     this.saveMeta(meta);
     await this.releaseNext(meta);
     return ok({ id: input.id, status: meta.status });
@@ -103,7 +103,7 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok({ status: "cancelled" });
   }
 
-  view(): Result<{ meta: Meta; calls: CallRecord[] }> {
+  view(): Result<{ meta: WorkflowMeta; calls: CallRecord[] }> {
     const meta = this.meta();
     if (meta === undefined) return err("not_found", "no such workflow");
     const calls = this.ctx.storage.sql
@@ -113,7 +113,7 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok({ meta, calls });
   }
 
-  private async releaseNext(meta: Meta): Promise<void> {
+  private async releaseNext(meta: WorkflowMeta): Promise<void> {
     const coordinator = this.env.COORDINATOR.getByName(meta.pool);
     const r = await coordinator.releaseStage(meta.state);
     // A cancel may have landed while the coordinator answered: then the stage goes nowhere.
@@ -139,7 +139,7 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /** Ends the workflow exactly once; queued calls leave their instances and the pool's load. */
-  private async finish(meta: Meta, status: "succeeded" | "failed" | "cancelled", error?: { code: string; message: string }): Promise<void> {
+  private async finish(meta: WorkflowMeta, status: "succeeded" | "failed" | "cancelled", error?: { code: string; message: string }): Promise<void> {
     meta.status = status;
     if (error !== undefined) meta.error = error;
     this.saveMeta(meta);
@@ -160,12 +160,12 @@ export class WorkflowObject extends DurableObject<Env> {
     );
   }
 
-  private meta(): Meta | undefined {
+  private meta(): WorkflowMeta | undefined {
     const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM meta WHERE key = 'meta'").toArray()[0];
     return row === undefined ? undefined : MetaSchema.parse(JSON.parse(row.json));
   }
 
-  private saveMeta(meta: Meta): void {
+  private saveMeta(meta: WorkflowMeta): void {
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO meta (key, json) VALUES ('meta', ?)", JSON.stringify(meta));
   }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REFERENCE_POOL } from "../../src/sim/cluster";
 import { createRng, exponential } from "../../src/core/rng";
 import { syntheticWorkflow } from "../../src/sim/synthetic";
-import { NO_KEEPALIVE, TERMINAL, getWorkflow, replayRequest, submitReplay, type WorkflowStatus } from "../../scripts/lib/replay";
+import { NO_KEEPALIVE, replayRequest, submitReplay, waitForAll, type WorkflowStatus } from "../../scripts/lib/replay";
 import { startStack, type Stack } from "../../scripts/lib/stack";
 
 const TIME_SCALE = 40;
@@ -35,17 +35,7 @@ async function runWorkflows(n: number, rate: number, seed: number): Promise<Map<
     ids.push(await submitReplay(stack.url, replayRequest(syntheticWorkflow(rng))));
     await new Promise((r) => setTimeout(r, (exponential(rng, rate) / TIME_SCALE) * 1000));
   }
-  const done = new Map<string, WorkflowStatus>();
-  const deadline = Date.now() + 120_000;
-  while (done.size < ids.length && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 300));
-    for (const id of ids) {
-      if (done.has(id)) continue;
-      const w = await getWorkflow(stack.url, id);
-      if (TERMINAL.has(w.status)) done.set(id, w);
-    }
-  }
-  return done;
+  return waitForAll(stack.url, ids, { pollMs: 300, timeoutMs: 120_000 });
 }
 
 /** Pairs (a, b) where b reached the queue after a but was admitted before it. */
