@@ -20,7 +20,7 @@ runCli(async () => {
   const { values } = parseArgs({ options: { workflows: { type: "string" }, calls: { type: "string" } }, strict: true });
   const n = numberArg("workflows", values.workflows, 20, (x) => Number.isInteger(x) && x > 0 && x <= 200);
   const k = numberArg("calls", values.calls, 20, (x) => Number.isInteger(x) && x > 1 && x <= 200);
-  const stack = await startStack({ fleet: ["A100"], timeScale: SCALE, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-overhead-")), quiet: true });
+  const stack = await startStack({ fleet: ["A100"], timeScale: SCALE, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(process.env.HEXFLOW_STATE_TMP ?? tmpdir(), "hexflow-overhead-")), quiet: true });
   try {
     const hops: number[] = [];
     const parts = { report: [] as number[], dispatch: [] as number[], queue: [] as number[], call: [] as number[] };

@@ -9,6 +9,7 @@ export function replayRequest(spec: WorkflowSpec, sloMs?: number): { kind: "repl
 export interface WorkflowStatus {
   id: string;
   status: string;
+  createdAt: string;
   latencyMs: number | null;
   sloMs: number | null;
   sloMet: boolean | null;

@@ -78,6 +78,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   // Whoever ends this process (wrangler installs its own SIGINT handler that exits), the emulators go too.
   process.once("exit", stopEmulators);
   let worker: Awaited<ReturnType<typeof unstable_startWorker>>;
+  // Miniflare fetches a real `request.cf` from workers.cloudflare.com; nothing here reads it, and
+  // offline the failure prints a stack trace that looks like ours.
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   try {
     worker = await unstable_startWorker({
       config: join(ROOT, "wrangler.toml"),

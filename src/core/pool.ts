@@ -10,7 +10,7 @@ export const InstanceRegistrationSchema = z
     url: z.url({ protocol: /^https?$/ }),
     gpu: GpuTypeSchema,
     model: ModelIdSchema.default("llama-3.1-70b"),
-    /** Calls admitted to vLLM at once; our queue holds the rest so our order decides. */
+    /** Upper bound on calls admitted to vLLM at once (default: the server's max_num_seqs); KV claims bound it too (core/admission). */
     maxConcurrency: z.number().int().min(1).max(1024).optional(),
     kvTokens: z.number().int().positive().optional(),
     /** Emulated servers run N times faster than real time; the pool's clock follows (DESIGN section 5). */
@@ -37,13 +37,6 @@ export const InstanceRecordSchema = InstanceRegistrationSchema.extend({
 });
 export type InstanceRecord = z.infer<typeof InstanceRecordSchema>;
 
-/**
- * Default admission width: enough sequences that vLLM batches well, few enough that its own FCFS
- * queue stays short and ours decides (KV tokens / a typical 8k-token CHESS call, 4 to 64).
- */
-export function defaultMaxConcurrency(kvTokens: number): number {
-  return Math.max(4, Math.min(64, Math.floor(kvTokens / 8000)));
-}
 
 export function toRecord(r: InstanceRegistration, registeredAt: number): InstanceRecord {
   const kvTokens = r.kvTokens ?? defaultCapacity(r.gpu, r.model).kvTokens;
@@ -51,7 +44,7 @@ export function toRecord(r: InstanceRegistration, registeredAt: number): Instanc
     ...r,
     state: "active",
     kvTokens,
-    maxConcurrency: r.maxConcurrency ?? defaultMaxConcurrency(kvTokens),
+    maxConcurrency: r.maxConcurrency ?? defaultCapacity(r.gpu, r.model).maxSeqs,
     cost: r.cost ?? defaultCost(r.gpu, r.model),
     registeredAt,
   };

@@ -6,6 +6,7 @@ import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
 import { baseSloSeconds } from "../core/slo";
 import type { WorkflowState } from "../core/workflow-run";
 import { err, ok, type Result } from "./result";
+import type { OutstandingCall } from "./gpu-instance";
 import { instanceObjectName } from "./names";
 import { migrate } from "./sqlite";
 
@@ -13,6 +14,9 @@ const MIGRATIONS = [
   `CREATE TABLE instances (id TEXT PRIMARY KEY, json TEXT NOT NULL);
    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    CREATE TABLE outstanding (call_id TEXT PRIMARY KEY, instance_id TEXT NOT NULL, estimate REAL NOT NULL, started_at REAL)`,
+  // v2: outstanding load lives in memory (rebuilt from the instances after a restart), so a stage
+  // release writes nothing and its RPC to the instance does not wait for a storage commit.
+  `DROP TABLE outstanding`,
 ];
 
 const SettingsSchema = z.object({ pool: z.string(), policy: z.string(), alpha: z.number().min(0).max(1), alphaVersion: z.number().int(), timeScale: z.number().positive().nullable() });
@@ -40,10 +44,22 @@ export class CoordinatorObject extends DurableObject<Env> {
   private scheduler: PoolScheduler | undefined;
   /** Parsed registry; every write goes through registryChanged(), which drops it. */
   private cachedRecords: InstanceRecord[] | undefined;
+  /** Calls bound to an instance and not yet finished; seeds every scheduler built on the registry. */
+  private readonly outstanding = new Map<string, OutstandingCall & { instanceId: string }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage.sql, MIGRATIONS));
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage.sql, MIGRATIONS);
+      // After a restart the instances, which persist their queues, say what is outstanding. Calls
+      // released but not yet enqueued at that moment are missed: a transient underestimate of load.
+      const pool = this.settings().pool;
+      await Promise.all(
+        this.records().map(async (r) => {
+          for (const c of await this.env.GPU_INSTANCE.getByName(instanceObjectName(pool, r.id)).outstanding()) this.outstanding.set(c.callId, { ...c, instanceId: r.id });
+        }),
+      );
+    });
   }
 
   /** Pool-clock seconds: real time × the pool's time scale (DESIGN section 5). */
@@ -87,7 +103,7 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   remove(id: string): Result<{ id: string }> {
     if (this.record(id) === undefined) return err("not_found", `no instance ${id}`);
-    const busy = this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outstanding WHERE instance_id = ?", id).one().n;
+    const busy = [...this.outstanding.values()].filter((c) => c.instanceId === id).length;
     if (busy > 0) return err("conflict", `instance ${id} still has ${busy} calls; drain it first`);
     this.ctx.storage.sql.exec("DELETE FROM instances WHERE id = ?", id);
     this.registryChanged();
@@ -127,22 +143,19 @@ export class CoordinatorObject extends DurableObject<Env> {
     if (this.records().length === 0) return { ok: false, error: { code: "no_instance", message: "the pool has no instance" }, alphaVersion: s.alphaVersion, queuePolicy: "fcfs" };
     const scheduler = this.getScheduler();
     const result = scheduler.releaseStage(state, this.clock().nowS);
-    if (result.ok) {
-      for (const d of result.dispatched) {
-        this.ctx.storage.sql.exec("INSERT OR REPLACE INTO outstanding (call_id, instance_id, estimate, started_at) VALUES (?, ?, ?, NULL)", d.call.id, d.instanceId, d.estimateS);
-      }
-    }
+    if (result.ok) for (const d of result.dispatched) this.outstanding.set(d.call.id, { callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS, startedAt: null });
     return { ...result, alphaVersion: s.alphaVersion, queuePolicy: scheduler.policy.queue };
   }
 
   callStarted(instanceId: string, callId: string, nowS: number): void {
-    this.ctx.storage.sql.exec("UPDATE outstanding SET started_at = ? WHERE call_id = ?", nowS, callId);
+    const c = this.outstanding.get(callId);
+    if (c !== undefined) c.startedAt = nowS;
     this.scheduler?.dispatcher.started(instanceId, callId, nowS);
   }
 
   /** Finished, failed or cancelled: the call leaves the outstanding load. Repeats are harmless. */
   callFinished(instanceId: string, callId: string): void {
-    this.ctx.storage.sql.exec("DELETE FROM outstanding WHERE call_id = ?", callId);
+    this.outstanding.delete(callId);
     this.scheduler?.dispatcher.finished(instanceId, callId);
   }
 
@@ -152,10 +165,9 @@ export class CoordinatorObject extends DurableObject<Env> {
     const policy = getPolicy(s.policy) ?? getPolicy(DEFAULTS.policy);
     if (policy === undefined) throw new Error("default policy missing from the registry");
     const scheduler = new PoolScheduler(this.records(), policy, s.alpha, s.alphaVersion);
-    const rows = this.ctx.storage.sql.exec<{ call_id: string; instance_id: string; estimate: number; started_at: number | null }>("SELECT * FROM outstanding").toArray();
-    for (const r of rows) {
-      scheduler.dispatcher.loads.assign(r.instance_id, r.call_id, r.estimate);
-      if (r.started_at !== null) scheduler.dispatcher.loads.start(r.instance_id, r.call_id, r.started_at);
+    for (const c of this.outstanding.values()) {
+      scheduler.dispatcher.loads.assign(c.instanceId, c.callId, c.estimateS);
+      if (c.startedAt !== null) scheduler.dispatcher.loads.start(c.instanceId, c.callId, c.startedAt);
     }
     this.scheduler = scheduler;
     return scheduler;

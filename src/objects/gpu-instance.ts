@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import { canAdmit, kvClaim, type AdmissionLoad } from "../core/admission";
 import { InstanceQueue, type QueuedCall } from "../core/instance-queue";
 import { InstanceRecordSchema, type InstanceRecord } from "../core/pool";
 import { QUEUE_POLICIES, type QueueName } from "../core/policies";
@@ -22,6 +23,14 @@ const QueuedSchema = z.object({ call: ReleasedCallSchema, estimateS: z.number(),
 const RunningSchema = QueuedSchema.extend({ admittedAt: z.number(), admittedAtMs: z.number(), laxityS: z.number() });
 type Running = z.infer<typeof RunningSchema>;
 
+/** A call the instance holds (queued or running), for a coordinator rebuilding its load after a restart. */
+export interface OutstandingCall {
+  callId: string;
+  estimateS: number;
+  /** Pool-clock admission time; null while queued. */
+  startedAt: number | null;
+}
+
 /** What an instance tells a workflow about one of its calls. */
 export interface CallReport {
   callId: string;
@@ -39,8 +48,8 @@ const ADMISSION_LOG_ROWS = 10_000;
 const WATCHDOG_MS = 5_000;
 
 /**
- * One per vLLM server: the urgency queue in front of it (persisted), admission while fewer than
- * maxConcurrency calls run (so vLLM's own FCFS queue stays short and our order decides), the
+ * One per vLLM server: the urgency queue in front of it (persisted), admission while the running
+ * calls' KV claims leave room (core/admission: vLLM's own FCFS queue stays short, our order decides), the
  * streamed forward, and the completion report to the workflow and the coordinator. One alarm, armed
  * while work is held, is the watchdog: it fails calls admitted longer than the request timeout
  * (a forward lost to an eviction, a server that hangs) and re-admits, so no call waits forever.
@@ -105,6 +114,13 @@ export class GpuInstanceObject extends DurableObject<Env> {
     return { queued: this.queue.size, running: this.running.size, queuePolicy: this.queue.policy.name, admissions };
   }
 
+  outstanding(): OutstandingCall[] {
+    return [
+      ...[...this.queue.entries()].map((q) => ({ callId: q.call.id, estimateS: q.estimateS, startedAt: null })),
+      ...[...this.running.values()].map((r) => ({ callId: r.call.id, estimateS: r.estimateS, startedAt: r.admittedAt })),
+    ];
+  }
+
   /** Idempotent: whatever fired it, it looks at the calls held now and acts on what is overdue. */
   override async alarm(): Promise<void> {
     const cfg = this.config;
@@ -139,10 +155,16 @@ export class GpuInstanceObject extends DurableObject<Env> {
   private pump(): void {
     const cfg = this.config;
     if (cfg === undefined || cfg.record.state !== "active") return;
-    while (this.running.size < cfg.record.maxConcurrency) {
-      const next = this.queue.pop();
-      if (next === undefined) return;
+    const load: AdmissionLoad = { calls: 0, tokens: 0 };
+    for (const r of this.running.values()) {
+      load.calls += 1;
+      load.tokens += kvClaim(r.call);
+    }
+    for (let next = this.queue.peek(); next !== undefined && canAdmit(load, next.call, cfg.record); next = this.queue.peek()) {
+      this.queue.pop();
       this.admit(next, cfg);
+      load.calls += 1;
+      load.tokens += kvClaim(next.call);
     }
   }
 

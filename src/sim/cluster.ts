@@ -1,9 +1,12 @@
 import { defaultCost, type CostCoeffs } from "../core/cost-model";
 import { GpuTypeSchema, defaultCapacity, parityKvTokens, type GpuType, type InstanceCapacity } from "../core/gpu";
+import type { AdmissionLimits } from "../core/admission";
 import type { InstanceInfo } from "../core/estimator";
 
 export interface SimInstance extends InstanceInfo {
   capacity: InstanceCapacity;
+  /** The serving system's admission limits (core/admission); absent, the engine takes straight from the queue. */
+  admission?: AdmissionLimits;
 }
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -36,6 +39,8 @@ export function buildInstances(gpus: readonly GpuType[], engine: "vllm" | "parit
       capacityFactor: 1,
       maxTokens: kvTokens,
       capacity: { ...cap, kvTokens },
+      // The vllm engine models hexflow's serving path, admission gate included; parity the authors' simulator.
+      ...(engine === "vllm" ? { admission: { maxConcurrency: cap.maxSeqs, kvTokens } } : {}),
     };
   });
 }

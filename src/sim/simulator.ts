@@ -1,3 +1,4 @@
+import { canAdmit, kvClaim, type AdmissionLoad } from "../core/admission";
 import { Dispatcher } from "../core/dispatcher";
 import { KV_READ_FACTOR_PER_TOKEN, DEFAULT_MODEL } from "../core/gpu";
 import { MinHeap } from "../core/min-heap";
@@ -53,6 +54,11 @@ interface Node {
   inst: SimInstance;
   engine: Engine;
   queue: InstanceQueue;
+  /** Admitted to the server, not yet taken by its engine (vLLM's FCFS waiting list); gated nodes only. */
+  waiting: ReleasedCall[];
+  /** What the gate has admitted and not seen finish; claims by call id. */
+  load: AdmissionLoad;
+  claims: Map<string, number>;
   source: AdmissionSource;
   busy: boolean;
   calls: number;
@@ -93,11 +99,11 @@ export function runSimulation(cfg: SimConfig): SimOutput {
   const nodes = new Map<string, Node>();
   for (const inst of cfg.instances) {
     const queue = new InstanceQueue(runtime.queue);
-    const source: AdmissionSource = {
-      peek: () => queue.peek()?.call,
-      pop: () => queue.pop()?.call,
-    };
-    nodes.set(inst.id, { inst, engine: createEngine(cfg.engine, inst), queue, source, busy: false, calls: 0, busyS: 0 });
+    const waiting: ReleasedCall[] = [];
+    // Gated (the serving system): our queue -> admission gate -> the server's FCFS list -> engine.
+    // Ungated (the authors' model): the engine takes straight from our queue.
+    const source: AdmissionSource = inst.admission === undefined ? { peek: () => queue.peek()?.call, pop: () => queue.pop()?.call } : { peek: () => waiting[0], pop: () => waiting.shift() };
+    nodes.set(inst.id, { inst, engine: createEngine(cfg.engine, inst), queue, waiting, load: { calls: 0, tokens: 0 }, claims: new Map(), source, busy: false, calls: 0, busyS: 0 });
   }
   const workflows = new Map<string, WorkflowState>();
   const ownerOf = new Map<string, WorkflowState>();
@@ -105,11 +111,27 @@ export function runSimulation(cfg: SimConfig): SimOutput {
   const results: WorkflowResult[] = [];
   let calls = 0;
 
+  /** The instance object's admission (core/admission), as the serving system runs it. */
+  const admit = (node: Node, now: number): void => {
+    const limits = node.inst.admission;
+    if (limits === undefined) return;
+    for (let next = node.queue.peek(); next !== undefined && canAdmit(node.load, next.call, limits); next = node.queue.peek()) {
+      node.queue.pop();
+      const claim = kvClaim(next.call);
+      node.waiting.push(next.call);
+      node.claims.set(next.call.id, claim);
+      node.load.calls += 1;
+      node.load.tokens += claim;
+      dispatcher.started(node.inst.id, next.call.id, now);
+    }
+  };
+
   const startStep = (node: Node, now: number): void => {
+    admit(node, now);
     if (node.busy) return;
     const plan = node.engine.planStep(node.source);
     if (plan === null) return;
-    for (const id of plan.admitted) dispatcher.started(node.inst.id, id, now);
+    if (node.inst.admission === undefined) for (const id of plan.admitted) dispatcher.started(node.inst.id, id, now);
     node.busy = true;
     node.busyS += plan.durationS;
     stepEnds.push({ t: now + plan.durationS, seq: seq++, node });
@@ -155,6 +177,12 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     node.busy = false;
     for (const callId of node.engine.finishStep()) {
       dispatcher.finished(node.inst.id, callId);
+      const claim = node.claims.get(callId);
+      if (claim !== undefined) {
+        node.claims.delete(callId);
+        node.load.calls -= 1;
+        node.load.tokens -= claim;
+      }
       const w = ownerOf.get(callId);
       ownerOf.delete(callId);
       if (w === undefined) continue;

@@ -19,7 +19,7 @@ describe("admin routes", () => {
   it("registers, updates, drains and removes instances", async () => {
     const created = await admin("/pools/default/instances", "POST", A100);
     expect(created.status).toBe(201);
-    expect(await created.json()).toMatchObject({ id: "a100-0", gpu: "A100", state: "active", kvTokens: 400000, maxConcurrency: 50, timeScale: 20 });
+    expect(await created.json()).toMatchObject({ id: "a100-0", gpu: "A100", state: "active", kvTokens: 400000, maxConcurrency: 256, timeScale: 20 });
     expect((await admin("/pools/default/instances/a100-0", "PATCH", { maxConcurrency: 8 })).status).toBe(200);
     expect(await (await admin("/pools/default/instances/a100-0/drain", "POST")).json()).toMatchObject({ state: "draining", maxConcurrency: 8 });
     const pool = await (await admin("/pools/default", "GET")).json();

@@ -1,0 +1,133 @@
+/**
+ * The end-to-end benchmark: every policy on the running system (gateway, Durable Objects, emulated
+ * vLLM fleet), driven by a separate load-generator process, and the simulator on the very same
+ * workload (same trace, seed, pool, α and SLO) for comparison. Writes bench/results/e2e-latest.{json,md}.
+ * `npm run bench:e2e -- --help` lists the options.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { getPolicy, POLICY_NAMES } from "../src/core/policies";
+import { percentile } from "../src/core/stats";
+import { REFERENCE_POOL, buildInstances, parseCluster } from "../src/sim/cluster";
+import { runScenario, scenarioBaseSlo, type Scenario } from "../src/sim/scenario";
+import { UsageError, loadTraceSource, numberArg, runCli } from "./lib/cli";
+import { measureE2e, measureSim, rateTables, summarize, type E2eRun } from "./lib/e2e-report";
+import { runLoadgen } from "./lib/loadgen-process";
+import { progressBars } from "./lib/progress";
+import { NO_KEEPALIVE } from "./lib/replay";
+import { startStack } from "./lib/stack";
+
+const HELP = `usage: npm run bench:e2e -- [options]
+  --trace PATH|synthetic  workload (default synthetic)
+  --rate LIST          Poisson arrivals per pool-clock second, e.g. 0.1,0.5 (default 0.1,0.5)
+  --workflows N        per run (default 60)
+  --time-scale X       pool seconds per wall second (default 10)
+  --policy LIST        default rr-fcfs,least-loaded,edf,hexgen
+  --seed LIST          default 1,2,3
+  --alpha A            α of the wb policies, on the system and in the simulator (default 0.7, the pool default)
+  --slo-scale K        workflows carry K x base SLO (default 5)
+  --cluster LIST       the emulated fleet (default A100,A100,A6000,L40S)
+  --out DIR            default bench/results`;
+
+const SCALES = [3, 5, 8];
+const list = (raw: string, name: string): string[] => {
+  const xs = raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  if (xs.length === 0) throw new UsageError(`--${name} is empty`);
+  return xs;
+};
+
+runCli(async () => {
+  const { values } = parseArgs({
+    options: {
+      trace: { type: "string", default: "synthetic" },
+      rate: { type: "string", default: "0.1,0.5" },
+      workflows: { type: "string" },
+      "time-scale": { type: "string" },
+      policy: { type: "string", default: "rr-fcfs,least-loaded,edf,hexgen" },
+      seed: { type: "string", default: "1,2,3" },
+      alpha: { type: "string" },
+      "slo-scale": { type: "string" },
+      cluster: { type: "string" },
+      out: { type: "string", default: "bench/results" },
+      help: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return void process.stdout.write(`${HELP}\n`);
+  const rates = list(values.rate, "rate").map((r) => numberArg("rate", r, 0));
+  const seeds = list(values.seed, "seed").map((s) => numberArg("seed", s, 0, (x) => Number.isInteger(x) && x >= 0));
+  const policies = list(values.policy, "policy").map((name) => {
+    const p = getPolicy(name);
+    if (p === undefined) throw new UsageError(`unknown policy "${name}" (known: ${POLICY_NAMES.join(", ")})`);
+    return p;
+  });
+  const n = numberArg("workflows", values.workflows, 60, (x) => Number.isInteger(x) && x > 0 && x <= 2000);
+  const scale = numberArg("time-scale", values["time-scale"], 10, (x) => x > 0 && x <= 1000);
+  const alpha = numberArg("alpha", values.alpha, 0.7, (x) => x >= 0 && x <= 1);
+  const sloScale = numberArg("slo-scale", values["slo-scale"], 5);
+  const gpus = values.cluster === undefined ? { ok: true as const, value: [...REFERENCE_POOL] } : parseCluster(values.cluster);
+  if (!gpus.ok) throw new UsageError(gpus.error);
+  const source = loadTraceSource(values.trace);
+
+  const stack = await startStack({ fleet: gpus.value, timeScale: scale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-bench-e2e-")), quiet: true });
+  const bars = progressBars();
+  const t0 = performance.now();
+  const runs: E2eRun[] = [];
+  try {
+    const instances = buildInstances(gpus.value, "vllm");
+    for (const rate of rates) {
+      for (const seed of seeds) {
+        for (const policy of policies) {
+          const scenario: Scenario = { instances, engine: "vllm", source, workflows: n, rate, sloScale };
+          const baseSloS = scenarioBaseSlo(scenario);
+          const a = policy.tunesAlpha ? alpha : null;
+          const set = await fetch(`${stack.url}/admin/pools/${stack.pool}/policy`, {
+            method: "PUT",
+            headers: { ...NO_KEEPALIVE, authorization: `Bearer ${stack.adminToken}`, "content-type": "application/json" },
+            body: JSON.stringify(a === null ? { policy: policy.name } : { policy: policy.name, alpha: a }),
+          });
+          if (!set.ok) throw new Error(`setting policy ${policy.name} failed: ${set.status} ${await set.text()}`);
+          const bar = bars.run(`rate ${rate} seed ${seed} ${policy.name}`, n);
+          const late: number[] = [];
+          // Bounded: the run may take at most 20x its arrival span (pool clock), and an hour.
+          const timeoutS = Math.min(3600, Math.max(120, ((20 * n) / rate / scale)));
+          const out = await runLoadgen({ url: stack.url, trace: values.trace, rate, workflows: n, seed, timeScale: scale, sloMs: sloScale * baseSloS * 1000, timeoutS, pollMs: 1000 }, (e) => {
+            if (e.type === "submitted") late.push(e.lateMs);
+            if (e.type === "submitted" || e.type === "rejected") bar.submitted();
+            if (e.type === "ended") bar.ended();
+          });
+          const ok = out.workflows.filter((w) => w.status === "succeeded").length;
+          bar.done(`${ok}/${n} succeeded in ${(out.wallMs / 1000).toFixed(0)} s`);
+          const sim = runScenario(scenario, policy, a ?? 0, seed);
+          runs.push({
+            rate,
+            seed,
+            policy: policy.name,
+            alpha: a,
+            e2e: { ...measureE2e(out.workflows, scale, baseSloS, SCALES), wallMs: out.wallMs, lateP99Ms: percentile(late, 0.99) },
+            sim: measureSim(sim.output.workflows, n, baseSloS, SCALES),
+          });
+        }
+      }
+    }
+  } finally {
+    bars.stop();
+    await stack.stop();
+  }
+  const minutes = (performance.now() - t0) / 60_000;
+  const summary = summarize(runs, SCALES);
+  const cmd = `npm run bench:e2e -- ${process.argv.slice(2).join(" ")}`.trim();
+  const meta =
+    `Generated by \`${cmd}\` in ${minutes.toFixed(1)} min on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}. ` +
+    `Pool ${gpus.value.join(", ")} of emulated vLLM servers at time scale ${scale}; ${source.label} workload, ${n} workflows per run, ` +
+    `seeds ${seeds.join(", ")}, SLO ${sloScale}x base; α ${alpha} for the wb policies. Times are pool-clock seconds. ` +
+    "The simulator column runs the same workloads (same trace, seed, pool, α, SLO) through `runScenario`, as `npm run sim` does.";
+  const md = [`# End-to-end benchmark\n\n${meta}\n`, ...summary.map((s) => rateTables(s, SCALES))].join("\n");
+  mkdirSync(values.out, { recursive: true });
+  const slim = runs.map((r) => ({ ...r, e2e: { ...r.e2e, latencies: undefined }, sim: { ...r.sim, latencies: undefined } }));
+  writeFileSync(join(values.out, "e2e-latest.json"), `${JSON.stringify({ generatedAt: new Date().toISOString(), command: cmd, timeScale: scale, pool: gpus.value, runs: slim }, null, 1)}\n`);
+  writeFileSync(join(values.out, "e2e-latest.md"), `${md}\n`);
+  process.stdout.write(`${md}\n\nwrote ${values.out}/e2e-latest.{json,md} in ${minutes.toFixed(1)} min\n`);
+});
