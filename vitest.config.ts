@@ -28,7 +28,7 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             remoteBindings: false,
-            miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token-0123456789" } },
+            miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token-0123456789", DISPATCH_SWEEP: process.env.HEXFLOW_DISPATCH_SWEEP ?? "0" } },
           }),
         ],
         test: {

@@ -147,16 +147,21 @@ export class CoordinatorObject extends DurableObject<Env> {
     return { ...result, alphaVersion: s.alphaVersion, queuePolicy: scheduler.policy.queue };
   }
 
-  callStarted(instanceId: string, callId: string, nowS: number): void {
-    const c = this.outstanding.get(callId);
-    if (c !== undefined) c.startedAt = nowS;
-    this.scheduler?.dispatcher.started(instanceId, callId, nowS);
-  }
-
-  /** Finished, failed or cancelled: the call leaves the outstanding load. Repeats are harmless. */
-  callFinished(instanceId: string, callId: string): void {
-    this.outstanding.delete(callId);
-    this.scheduler?.dispatcher.finished(instanceId, callId);
+  /**
+   * What an instance admitted and finished since its last report (instances batch them, so one RPC
+   * carries many calls under load). Finished, failed or cancelled calls leave the outstanding load;
+   * repeats are harmless.
+   */
+  callsChanged(instanceId: string, started: readonly { callId: string; atS: number }[], finished: readonly string[]): void {
+    for (const { callId, atS } of started) {
+      const c = this.outstanding.get(callId);
+      if (c !== undefined) c.startedAt = atS;
+      this.scheduler?.dispatcher.started(instanceId, callId, atS);
+    }
+    for (const callId of finished) {
+      this.outstanding.delete(callId);
+      this.scheduler?.dispatcher.finished(instanceId, callId);
+    }
   }
 
   private getScheduler(): PoolScheduler {

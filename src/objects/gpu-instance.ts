@@ -44,6 +44,8 @@ export interface CallReport {
 
 /** The admission log keeps the most recent entries only. */
 const ADMISSION_LOG_ROWS = 10_000;
+/** Longest a start or finish waits to be batched into one report to the coordinator (real time). */
+const LOAD_REPORT_MS = 10;
 /** The watchdog alarm's period while the instance holds work (real time). */
 const WATCHDOG_MS = 5_000;
 
@@ -58,6 +60,8 @@ export class GpuInstanceObject extends DurableObject<Env> {
   private queue = new InstanceQueue(QUEUE_POLICIES.fcfs);
   private running = new Map<string, Running>();
   private config: Config | undefined;
+  private loadReport: { started: { callId: string; atS: number }[]; finished: string[] } = { started: [], finished: [] };
+  private loadReportTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -177,8 +181,8 @@ export class GpuInstanceObject extends DurableObject<Env> {
     sql.exec("INSERT OR REPLACE INTO running (call_id, json) VALUES (?, ?)", q.call.id, JSON.stringify(run));
     sql.exec("INSERT INTO admissions (call_id, enqueued_at, admitted_at, laxity, key) VALUES (?, ?, ?, ?, ?)", q.call.id, q.enqueuedAt, now, run.laxityS, q.key);
     sql.exec("DELETE FROM admissions WHERE seq <= (SELECT MAX(seq) FROM admissions) - ?", ADMISSION_LOG_ROWS);
-    const coordinator = this.env.COORDINATOR.getByName(cfg.pool);
-    this.ctx.waitUntil(coordinator.callStarted(cfg.record.id, q.call.id, now));
+    this.loadReport.started.push({ callId: q.call.id, atS: now });
+    this.scheduleLoadReport();
     this.ctx.waitUntil(this.forward(run, cfg));
   }
 
@@ -208,10 +212,32 @@ export class GpuInstanceObject extends DurableObject<Env> {
       laxityS: run.laxityS,
       outcome,
     };
+    this.loadReport.finished.push(run.call.id);
+    this.scheduleLoadReport();
     this.pump();
-    await Promise.all([
-      this.env.COORDINATOR.getByName(cfg.pool).callFinished(cfg.record.id, run.call.id),
-      this.env.WORKFLOW.getByName(run.call.workflowId).onCallDone(report),
-    ]);
+    await this.env.WORKFLOW.getByName(run.call.workflowId).onCallDone(report);
+  }
+
+  /**
+   * Starts and finishes reach the coordinator in batches, at most one RPC per LOAD_REPORT_MS: its
+   * load figures may lag by that much (calls last seconds), and under load one RPC carries many
+   * calls instead of two RPCs per call. A failed report is retried with the next batch.
+   */
+  private scheduleLoadReport(): void {
+    if (this.loadReportTimer !== undefined) return;
+    this.loadReportTimer = setTimeout(() => {
+      this.loadReportTimer = undefined;
+      const cfg = this.config;
+      const batch = this.loadReport;
+      this.loadReport = { started: [], finished: [] };
+      if (cfg === undefined || batch.started.length + batch.finished.length === 0) return;
+      this.env.COORDINATOR.getByName(cfg.pool)
+        .callsChanged(cfg.record.id, batch.started, batch.finished)
+        .catch(() => {
+          this.loadReport.started.unshift(...batch.started);
+          this.loadReport.finished.unshift(...batch.finished);
+          this.scheduleLoadReport();
+        });
+    }, LOAD_REPORT_MS);
   }
 }

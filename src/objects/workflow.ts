@@ -119,7 +119,7 @@ export class WorkflowObject extends DurableObject<Env> {
     // A cancel may have landed while the coordinator answered: then the stage goes nowhere.
     const now = this.meta();
     if (now !== undefined && now.status !== "queued" && now.status !== "running") {
-      if (r.ok) await Promise.all(r.dispatched.map((d) => coordinator.callFinished(d.instanceId, d.call.id)));
+      if (r.ok) await Promise.all(r.dispatched.map((d) => coordinator.callsChanged(d.instanceId, [], [d.call.id])));
       return;
     }
     if (!r.ok) {
@@ -155,7 +155,7 @@ export class WorkflowObject extends DurableObject<Env> {
     await Promise.all(
       [...byInstance].map(async ([instanceId, ids]) => {
         const removed = await this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).cancel(ids);
-        await Promise.all(removed.map((id) => coordinator.callFinished(instanceId, id)));
+        await coordinator.callsChanged(instanceId, [], removed);
       }),
     );
   }
