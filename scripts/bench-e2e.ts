@@ -93,7 +93,7 @@ runCli(async () => {
           const late: number[] = [];
           // Bounded: the run may take at most 20x its arrival span (pool clock), and an hour.
           const timeoutS = Math.min(3600, Math.max(120, ((20 * n) / rate / scale)));
-          const out = await runLoadgen({ url: stack.url, trace: values.trace, rate, workflows: n, seed, timeScale: scale, sloMs: sloScale * baseSloS * 1000, timeoutS, pollMs: 1000 }, (e) => {
+          const out = await runLoadgen({ url: stack.url, trace: values.trace, rate, workflows: n, seed, timeScale: scale, sloMs: sloScale * baseSloS * 1000, timeoutS, pollMs: 2000 }, (e) => {
             if (e.type === "submitted") late.push(e.lateMs);
             if (e.type === "submitted" || e.type === "rejected") bar.submitted();
             if (e.type === "ended") bar.ended();
