@@ -10,13 +10,14 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { getPolicy, POLICY_NAMES } from "../src/core/policies";
 import { percentile } from "../src/core/stats";
+import type { GpuType } from "../src/core/gpu";
 import { REFERENCE_POOL, buildInstances, parseCluster } from "../src/sim/cluster";
 import { runScenario, scenarioBaseSlo, type Scenario } from "../src/sim/scenario";
-import { UsageError, loadTraceSource, numberArg, runCli } from "./lib/cli";
+import { UsageError, loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
 import { measureE2e, measureSim, rateTables, summarize, type E2eRun } from "./lib/e2e-report";
 import { runLoadgen } from "./lib/loadgen-process";
 import { progressBars } from "./lib/progress";
-import { NO_KEEPALIVE } from "./lib/replay";
+import { attachStack, policySetter, type Target } from "./lib/attach";
 import { startStack } from "./lib/stack";
 
 const HELP = `usage: npm run bench:e2e -- [options]
@@ -29,6 +30,9 @@ const HELP = `usage: npm run bench:e2e -- [options]
   --alpha A            α of the wb policies, on the system and in the simulator (default 0.7, the pool default)
   --slo-scale K        workflows carry K x base SLO (default 5)
   --cluster LIST       the emulated fleet (default A100,A100,A6000,L40S)
+  --url URL            use a running stack (npm start) instead of starting one; its fleet and time
+                       scale apply, and --admin-token (or HEXFLOW_ADMIN_TOKEN) is needed
+  --pool NAME          the pool of that stack (default default)
   --out DIR            default bench/results`;
 
 const SCALES = [3, 5, 8];
@@ -50,6 +54,9 @@ runCli(async () => {
       alpha: { type: "string" },
       "slo-scale": { type: "string" },
       cluster: { type: "string" },
+      url: { type: "string" },
+      "admin-token": { type: "string" },
+      pool: { type: "string", default: "default" },
       out: { type: "string", default: "bench/results" },
       help: { type: "boolean", default: false },
     },
@@ -64,31 +71,29 @@ runCli(async () => {
     return p;
   });
   const n = numberArg("workflows", values.workflows, 60, (x) => Number.isInteger(x) && x > 0 && x <= 2000);
-  const scale = numberArg("time-scale", values["time-scale"], 10, (x) => x > 0 && x <= 1000);
+  if (values.url !== undefined && (values.cluster !== undefined || values["time-scale"] !== undefined)) throw new UsageError("--cluster and --time-scale describe a stack this command starts; with --url the running stack's apply");
+  const requestedScale = numberArg("time-scale", values["time-scale"], 10, (x) => x > 0 && x <= 1000);
   const alpha = numberArg("alpha", values.alpha, 0.7, (x) => x >= 0 && x <= 1);
   const sloScale = numberArg("slo-scale", values["slo-scale"], 5);
-  const gpus = values.cluster === undefined ? { ok: true as const, value: [...REFERENCE_POOL] } : parseCluster(values.cluster);
-  if (!gpus.ok) throw new UsageError(gpus.error);
+  const cluster = values.cluster === undefined ? { ok: true as const, value: [...REFERENCE_POOL] } : parseCluster(values.cluster);
+  if (!cluster.ok) throw new UsageError(cluster.error);
   const source = loadTraceSource(values.trace);
 
-  const stack = await startStack({ fleet: gpus.value, timeScale: scale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-bench-e2e-")), quiet: true });
+  const stack = values.url === undefined ? await ownStack(cluster.value, requestedScale) : await attachStack(localOrigin(values.url), values["admin-token"] ?? process.env.HEXFLOW_ADMIN_TOKEN, values.pool);
+  const scale = stack.timeScale;
+  const gpus = stack.gpus;
   const bars = progressBars();
   const t0 = performance.now();
   const runs: E2eRun[] = [];
   try {
-    const instances = buildInstances(gpus.value, "vllm");
+    const instances = buildInstances(gpus, "vllm");
     for (const rate of rates) {
       for (const seed of seeds) {
         for (const policy of policies) {
           const scenario: Scenario = { instances, engine: "vllm", source, workflows: n, rate, sloScale };
           const baseSloS = scenarioBaseSlo(scenario);
           const a = policy.tunesAlpha ? alpha : null;
-          const set = await fetch(`${stack.url}/admin/pools/${stack.pool}/policy`, {
-            method: "PUT",
-            headers: { ...NO_KEEPALIVE, authorization: `Bearer ${stack.adminToken}`, "content-type": "application/json" },
-            body: JSON.stringify(a === null ? { policy: policy.name } : { policy: policy.name, alpha: a }),
-          });
-          if (!set.ok) throw new Error(`setting policy ${policy.name} failed: ${set.status} ${await set.text()}`);
+          await stack.setPolicy(policy.name, a);
           const bar = bars.run(`rate ${rate} seed ${seed} ${policy.name}`, n);
           const late: number[] = [];
           // Bounded: the run may take at most 20x its arrival span (pool clock), and an hour.
@@ -121,13 +126,19 @@ runCli(async () => {
   const cmd = `npm run bench:e2e -- ${process.argv.slice(2).join(" ")}`.trim();
   const meta =
     `Generated by \`${cmd}\` in ${minutes.toFixed(1)} min on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}. ` +
-    `Pool ${gpus.value.join(", ")} of emulated vLLM servers at time scale ${scale}; ${source.label} workload, ${n} workflows per run, ` +
+    `Pool ${gpus.join(", ")} of emulated vLLM servers at time scale ${scale}; ${source.label} workload, ${n} workflows per run, ` +
     `seeds ${seeds.join(", ")}, SLO ${sloScale}x base; α ${alpha} for the wb policies. Times are pool-clock seconds. ` +
     "The simulator column runs the same workloads (same trace, seed, pool, α, SLO) through `runScenario`, as `npm run sim` does.";
   const md = [`# End-to-end benchmark\n\n${meta}\n`, ...summary.map((s) => rateTables(s, SCALES))].join("\n");
   mkdirSync(values.out, { recursive: true });
   const slim = runs.map((r) => ({ ...r, e2e: { ...r.e2e, latencies: undefined }, sim: { ...r.sim, latencies: undefined } }));
-  writeFileSync(join(values.out, "e2e-latest.json"), `${JSON.stringify({ generatedAt: new Date().toISOString(), command: cmd, timeScale: scale, pool: gpus.value, runs: slim }, null, 1)}\n`);
+  writeFileSync(join(values.out, "e2e-latest.json"), `${JSON.stringify({ generatedAt: new Date().toISOString(), command: cmd, timeScale: scale, pool: gpus, runs: slim }, null, 1)}\n`);
   writeFileSync(join(values.out, "e2e-latest.md"), `${md}\n`);
   process.stdout.write(`${md}\n\nwrote ${values.out}/e2e-latest.{json,md} in ${minutes.toFixed(1)} min\n`);
 });
+
+/** A stack of its own, in a fresh state folder, stopped at the end. */
+async function ownStack(fleet: GpuType[], timeScale: number): Promise<Target> {
+  const s = await startStack({ fleet, timeScale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-bench-e2e-")), quiet: true });
+  return { url: s.url, adminToken: s.adminToken, pool: s.pool, gpus: fleet, timeScale, setPolicy: policySetter(s.url, s.adminToken, s.pool), stop: s.stop };
+}

@@ -2,7 +2,11 @@
  * Serving-path overhead per LLM call (issue 4, part 3): the emulated fleet runs at the highest time
  * scale (10,000x), so GPU time is microseconds and what a call costs is the path itself: the
  * coordinator's stage release, the instance queue, the streamed HTTP call to the emulator and the
- * completion report. `npm run bench:overhead -- [--workflows 20] [--calls 20]`.
+ * completion report. `npm run bench:overhead -- [--workflows 20] [--calls 20] [--state-dir DIR]`.
+ *
+ * Every hop waits for Durable Object storage commits (output gates hold a message until the writes
+ * before it are durable), so where the local state lives matters: the default is a fresh folder
+ * under the OS temp dir (disk here); `--state-dir /dev/shm/...` puts it in memory.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,10 +21,10 @@ import { startStack } from "./lib/stack";
 const SCALE = 10_000;
 
 runCli(async () => {
-  const { values } = parseArgs({ options: { workflows: { type: "string" }, calls: { type: "string" } }, strict: true });
+  const { values } = parseArgs({ options: { workflows: { type: "string" }, calls: { type: "string" }, "state-dir": { type: "string" } }, strict: true });
   const n = numberArg("workflows", values.workflows, 20, (x) => Number.isInteger(x) && x > 0 && x <= 200);
   const k = numberArg("calls", values.calls, 20, (x) => Number.isInteger(x) && x > 1 && x <= 200);
-  const stack = await startStack({ fleet: ["A100"], timeScale: SCALE, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(process.env.HEXFLOW_STATE_TMP ?? tmpdir(), "hexflow-overhead-")), quiet: true });
+  const stack = await startStack({ fleet: ["A100"], timeScale: SCALE, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(values["state-dir"] ?? tmpdir(), "hexflow-overhead-")), quiet: true });
   try {
     const hops: number[] = [];
     const parts = { report: [] as number[], dispatch: [] as number[], queue: [] as number[], call: [] as number[] };
@@ -47,7 +51,7 @@ runCli(async () => {
     }
     const gpuMs = (estimateSeconds(defaultCost("A100"), 275, 4) * 1000) / SCALE;
     process.stdout.write(
-      `per-call serving path, ${hops.length} sequential calls (GPU time ${gpuMs.toFixed(3)} ms each at ${SCALE}x): ` +
+      `per-call serving path (state in ${values["state-dir"] ?? tmpdir()}), ${hops.length} sequential calls (GPU time ${gpuMs.toFixed(3)} ms each at ${SCALE}x): ` +
         `P50 ${percentile(hops, 0.5).toFixed(2)} ms, P99 ${percentile(hops, 0.99).toFixed(2)} ms, max ${Math.max(...hops).toFixed(2)} ms\n` +
         `  of which (P50 / P99 ms): ${Object.entries(parts).map(([name, xs]) => `${name} ${percentile(xs, 0.5).toFixed(1)} / ${percentile(xs, 0.99).toFixed(1)}`).join(", ")}\n`,
     );

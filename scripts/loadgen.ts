@@ -10,11 +10,9 @@
  */
 import { parseArgs } from "node:util";
 import { buildWorkload } from "../src/sim/workload";
-import { UsageError, loadTraceSource, numberArg, runCli } from "./lib/cli";
+import { loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
 import { TERMINAL, getWorkflow, replayRequest, submitReplay, type WorkflowStatus } from "./lib/replay";
 import type { LoadgenEvent, LoadgenWorkflow } from "./lib/loadgen-events";
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 runCli(async () => {
   const { values } = parseArgs({
@@ -31,14 +29,7 @@ runCli(async () => {
     },
     strict: true,
   });
-  let url: URL;
-  try {
-    url = new URL(values.url);
-  } catch {
-    throw new UsageError(`--url is not a URL: ${values.url}`);
-  }
-  if (!LOOPBACK.has(url.hostname)) throw new UsageError(`--url must be on this machine (127.0.0.1 or localhost), got ${url.hostname}`);
-  const base = url.origin;
+  const base = localOrigin(values.url);
   const source = loadTraceSource(values.trace);
   const n = numberArg("workflows", values.workflows, 40, (x) => Number.isInteger(x) && x > 0 && x <= 5000);
   const rate = numberArg("rate", values.rate, 0.5);

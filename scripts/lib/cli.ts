@@ -38,3 +38,17 @@ export function sharedDataDir(): string | undefined {
   const candidates = [process.env.HEXFLOW_SHARED_DATA, fileURLToPath(new URL("../../../shared/data", import.meta.url))];
   return candidates.find((d): d is string => d !== undefined && d !== "" && existsSync(d));
 }
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** The origin of a URL on this machine; benchmarks send load nowhere else. */
+export function localOrigin(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--url is not a URL: ${raw}`);
+  }
+  if (!LOOPBACK.has(url.hostname)) throw new UsageError(`--url must be on this machine (127.0.0.1 or localhost), got ${url.hostname}`);
+  return url.origin;
+}

@@ -37,7 +37,6 @@ export const InstanceRecordSchema = InstanceRegistrationSchema.extend({
 });
 export type InstanceRecord = z.infer<typeof InstanceRecordSchema>;
 
-
 export function toRecord(r: InstanceRegistration, registeredAt: number): InstanceRecord {
   const kvTokens = r.kvTokens ?? defaultCapacity(r.gpu, r.model).kvTokens;
   return {

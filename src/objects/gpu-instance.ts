@@ -71,10 +71,17 @@ export class GpuInstanceObject extends DurableObject<Env> {
       this.config = row === undefined ? undefined : ConfigSchema.parse(JSON.parse(row.json));
       this.queue = new InstanceQueue(QUEUE_POLICIES[this.config?.queuePolicy ?? "fcfs"]);
       for (const r of ctx.storage.sql.exec<{ json: string }>("SELECT json FROM queue").toArray()) this.queue.restore(QueuedSchema.parse(JSON.parse(r.json)));
-      for (const r of ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray()) {
-        const run = RunningSchema.parse(JSON.parse(r.json));
-        this.running.set(run.call.id, run);
+      // A new object (a restart, a deploy) has no forward alive: the calls it finds running lost
+      // their streams, and vLLM aborts a request whose client went away. They go back to the queue
+      // with their place in it, and the alarm re-admits them at once; a workflow ignores a repeat.
+      const orphans = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray();
+      for (const r of orphans) {
+        const { admittedAt: _a, admittedAtMs: _m, laxityS: _l, ...queued } = RunningSchema.parse(JSON.parse(r.json));
+        this.queue.restore(queued);
+        ctx.storage.sql.exec("INSERT OR REPLACE INTO queue (call_id, json) VALUES (?, ?)", queued.call.id, JSON.stringify(queued));
       }
+      ctx.storage.sql.exec("DELETE FROM running");
+      if (orphans.length > 0) await ctx.storage.setAlarm(Date.now());
     });
   }
 

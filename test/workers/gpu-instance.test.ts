@@ -3,6 +3,7 @@ import { reset, runDurableObjectAlarm, runInDurableObject } from "cloudflare:tes
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { InstanceRegistrationSchema, toRecord } from "../../src/core/pool";
 import type { ReleasedCall } from "../../src/core/workflow-run";
+import { GpuInstanceObject } from "../../src/objects/gpu-instance";
 import { sseCompletion, until } from "./helpers";
 
 afterEach(async () => {
@@ -107,5 +108,31 @@ describe("GpuInstanceObject", () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await stub.stats()).toMatchObject({ queued: 0, running: 0 });
     expect(await runDurableObjectAlarm(stub)).toBe(false);
+  });
+
+  it("a restarted instance puts the calls its previous self had running back in the queue and re-sends them", async () => {
+    const order: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation((_input, init) => {
+      order.push(new Headers(init?.headers).get("x-hexflow-call-id") ?? "?");
+      return new Promise<Response>(() => {});
+    });
+    const stub = env.GPU_INSTANCE.getByName("default/g0");
+    await stub.configure(record, "default", "pq");
+    await stub.enqueue([{ call: call("lost", 10), estimateS: 1 }, { call: call("waiting", 20), estimateS: 1 }], "pq");
+    expect(await stub.stats()).toMatchObject({ queued: 1, running: 1 });
+    const afterRestart = await runInDurableObject(stub, async (_obj, state) => {
+      // A fresh object on the same storage is what a restart or deploy leaves.
+      const fresh = new GpuInstanceObject(state, env);
+      await state.blockConcurrencyWhile(async () => {});
+      const before = fresh.stats();
+      const alarmAt = await state.storage.getAlarm();
+      await fresh.alarm();
+      return { before, alarmDue: alarmAt !== null && alarmAt <= Date.now(), after: fresh.stats() };
+    });
+    expect(afterRestart.before).toMatchObject({ queued: 2, running: 0 });
+    expect(afterRestart.alarmDue).toBe(true);
+    // Re-admitted in queue order: the orphan kept its key (deadline 10), ahead of 'waiting' (20).
+    expect(afterRestart.after).toMatchObject({ queued: 1, running: 1 });
+    expect(order).toEqual(["lost", "lost"]);
   });
 });
