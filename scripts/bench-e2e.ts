@@ -14,7 +14,7 @@ import type { GpuType } from "../src/core/gpu";
 import { REFERENCE_POOL, buildInstances, parseCluster } from "../src/sim/cluster";
 import { runScenario, scenarioBaseSlo, type Scenario } from "../src/sim/scenario";
 import { UsageError, loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
-import { measureE2e, measureSim, rateTables, summarize, type E2eRun } from "./lib/e2e-report";
+import { errorCounts, measureE2e, measureSim, rateTables, summarize, type E2eRun } from "./lib/e2e-report";
 import { runLoadgen } from "./lib/loadgen-process";
 import { progressBars } from "./lib/progress";
 import { attachStack, policySetter, type Target } from "./lib/attach";
@@ -111,7 +111,7 @@ runCli(async () => {
             seed,
             policy: policy.name,
             alpha: a,
-            e2e: { ...measureE2e(out.workflows, scale, baseSloS, SCALES), wallMs: out.wallMs, lateP99Ms: percentile(late, 0.99) },
+            e2e: { ...measureE2e(out.workflows, scale, baseSloS, SCALES), wallMs: out.wallMs, lateP99Ms: percentile(late, 0.99), errors: errorCounts(out.workflows) },
             sim: measureSim(sim.output.workflows, n, baseSloS, SCALES),
           });
         }
@@ -139,6 +139,6 @@ runCli(async () => {
 
 /** A stack of its own, in a fresh state folder, stopped at the end. */
 async function ownStack(fleet: GpuType[], timeScale: number): Promise<Target> {
-  const s = await startStack({ fleet, timeScale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-bench-e2e-")), quiet: true });
+  const s = await startStack({ fleet, timeScale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-bench-e2e-")), quiet: process.env.HEXFLOW_E2E_LOGS === undefined });
   return { url: s.url, adminToken: s.adminToken, pool: s.pool, gpus: fleet, timeScale, setPolicy: policySetter(s.url, s.adminToken, s.pool), stop: s.stop };
 }

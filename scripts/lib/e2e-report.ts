@@ -25,7 +25,7 @@ export interface E2eRun {
   seed: number;
   policy: string;
   alpha: number | null;
-  e2e: Measure & { wallMs: number; lateP99Ms: number };
+  e2e: Measure & { wallMs: number; lateP99Ms: number; errors: Record<string, number> };
   sim: Measure;
 }
 
@@ -40,6 +40,13 @@ function measure(latencies: number[], firstArrivalS: number, lastFinishS: number
     workflows: total,
     failed: total - latencies.length,
   };
+}
+
+/** Why workflows did not succeed, by message, with counts. */
+export function errorCounts(ws: readonly LoadgenWorkflow[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const w of ws) if (w.status !== "succeeded") out[`${w.status}: ${w.error ?? "no reason"}`] = (out[`${w.status}: ${w.error ?? "no reason"}`] ?? 0) + 1;
+  return out;
 }
 
 /** Arrivals are the gateway's creation times on the pool clock; latencies are what the system measured. */

@@ -15,7 +15,8 @@ export const EMULATOR_HELP = `usage: npm run emulator -- --gpu GPU [options]
   --seed S                   seeds the synthetic output text (default 1)
   --served-model-name NAME   the name requests must use (default the model id)
   --max-model-len N          context limit (default 32768, or the KV capacity if smaller)
-  --kv-tokens N              KV capacity in tokens (default: the GPU type's)`;
+  --kv-tokens N              KV capacity in tokens (default: the GPU type's)
+  --stream-interval-ms MS    shortest gap between two chunks of one stream (default 0 at time scale 1, else 25)`;
 
 export type CliArgs = { ok: true; help: true } | { ok: true; help: false; options: EmulatorOptions } | { ok: false; error: string };
 
@@ -40,6 +41,7 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
         "served-model-name": { type: "string" },
         "max-model-len": { type: "string" },
         "kv-tokens": { type: "string" },
+        "stream-interval-ms": { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -60,6 +62,7 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
     seed: num("seed", values.seed, Number.isInteger),
     maxModelLen: num("max-model-len", values["max-model-len"], positiveInt),
     kvTokens: num("kv-tokens", values["kv-tokens"], positiveInt),
+    streamIntervalMs: num("stream-interval-ms", values["stream-interval-ms"], (n) => n >= 0 && n <= 10_000),
   };
   const bad = Object.values(numbers).find((v): v is string => typeof v === "string");
   if (bad !== undefined) return { ok: false, error: bad };
@@ -70,6 +73,7 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
   options.seed = given(numbers.seed);
   options.maxModelLen = given(numbers.maxModelLen);
   options.kvTokens = given(numbers.kvTokens);
+  options.streamIntervalMs = given(numbers.streamIntervalMs);
   options.host = values.host;
   options.servedModelName = values["served-model-name"];
   return { ok: true, help: false, options };

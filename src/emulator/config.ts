@@ -23,6 +23,14 @@ export const EmulatorOptionsSchema = z.object({
   maxModelLen: z.number().int().positive().optional(),
   /** Overrides the GPU type's KV capacity in tokens (tests use a small one to force queueing). */
   kvTokens: z.number().int().positive().optional(),
+  /**
+   * Shortest wall-clock gap between two stream chunks of one request; tokens made in between share a
+   * chunk, as vLLM's detokenizer batches them. Default 0 (a chunk per step) at time scale 1 and 25 ms
+   * above it: a real server's decode step takes 25-60 ms, so a time-scaled emulator then streams no
+   * more chunks per second into the serving path than a real fleet would. A call's last chunk is
+   * never held back, so call end times do not change.
+   */
+  streamIntervalMs: z.number().min(0).max(10_000).optional(),
 });
 export type EmulatorOptions = z.input<typeof EmulatorOptionsSchema>;
 
@@ -32,6 +40,7 @@ const MODEL_PATHS: Record<ModelId, string> = {
 };
 
 const DEFAULT_MAX_MODEL_LEN = 32_768;
+const DEFAULT_SCALED_STREAM_INTERVAL_MS = 25;
 
 export interface EmulatorConfig {
   gpu: z.infer<typeof GpuTypeSchema>;
@@ -45,6 +54,7 @@ export interface EmulatorConfig {
   maxModelLen: number;
   cost: CostCoeffs;
   capacity: InstanceCapacity;
+  streamIntervalMs: number;
 }
 
 export function resolveConfig(options: EmulatorOptions): EmulatorConfig {
@@ -63,5 +73,6 @@ export function resolveConfig(options: EmulatorOptions): EmulatorConfig {
     maxModelLen: o.maxModelLen ?? Math.min(DEFAULT_MAX_MODEL_LEN, capacity.kvTokens),
     cost: defaultCost(o.gpu, o.model),
     capacity,
+    streamIntervalMs: o.streamIntervalMs ?? (o.timeScale > 1 ? DEFAULT_SCALED_STREAM_INTERVAL_MS : 0),
   };
 }

@@ -33,6 +33,8 @@ interface Live {
   admittedS: number | undefined;
   lastTokenS: number | undefined;
   pending: number;
+  /** Wall-clock ms of the last chunk handed to the client. */
+  lastFlushMs: number;
   done: boolean;
   aborted: boolean;
 }
@@ -85,7 +87,7 @@ export class EngineLoop {
 
   submit(job: Job): void {
     if (this.stopped) return;
-    this.live.set(job.id, { job, arrivalS: this.nowS(), admittedS: undefined, lastTokenS: undefined, pending: 0, done: false, aborted: false });
+    this.live.set(job.id, { job, arrivalS: this.nowS(), admittedS: undefined, lastTokenS: undefined, pending: 0, lastFlushMs: Number.NEGATIVE_INFINITY, done: false, aborted: false });
     this.waiting.push({ id: job.id, inputTokens: job.promptTokens, outputTokens: job.outputTokens });
     this.refreshLoad();
     this.wake();
@@ -229,8 +231,12 @@ export class EngineLoop {
   }
 
   private deliver(): void {
+    const wallMs = performance.now();
     for (const [id, l] of this.live) {
       if (l.aborted || (l.pending === 0 && !l.done)) continue;
+      // Held tokens go out with a later step's (the engine keeps stepping while the call runs) or with the last.
+      if (!l.done && wallMs - l.lastFlushMs < this.cfg.streamIntervalMs) continue;
+      l.lastFlushMs = wallMs;
       const count = l.pending;
       l.pending = 0;
       if (l.done) this.live.delete(id);

@@ -3,7 +3,7 @@ import { defaultCost } from "../../src/core/cost-model";
 import { KV_READ_FACTOR_PER_TOKEN, defaultCapacity, type GpuType } from "../../src/core/gpu";
 import { startEmulator, type EmulatorHandle, type StartOptions } from "../../src/emulator";
 import { VllmEngine } from "../../src/sim/engine/vllm";
-import { metric, post, scrape, sized, until } from "./emulator-client";
+import { metric, post, readSse, scrape, sized, until } from "./emulator-client";
 
 const open: EmulatorHandle[] = [];
 async function emulator(opts: StartOptions): Promise<EmulatorHandle> {
@@ -172,5 +172,24 @@ describe("emulator batching and admission", () => {
     expect(m("vllm:request_success_total", { finished_reason: "abort" })).toBe(1);
     expect(m("vllm:request_success_total", { finished_reason: "length" })).toBe(2);
     expect(m("vllm:kv_cache_usage_perc")).toBe(0);
+  });
+
+  it("time-scaled streams coalesce into chunks at most every stream interval, and end when they would have", async () => {
+    const perStep = await emulator({ gpu: "A100", timeScale: SCALE, port: 0, streamIntervalMs: 0 });
+    const coalesced = await emulator({ gpu: "A100", timeScale: SCALE, port: 0, streamIntervalMs: 60 });
+    const stream = async (e: EmulatorHandle): Promise<{ chunks: number; tokens: number; ms: number }> => {
+      const t0 = performance.now();
+      const res = await post(`${e.url}/v1/completions`, { prompt: "p", max_tokens: 300, stream: true, stream_options: { include_usage: true } }, sized(1000, 300));
+      const events = (await readSse(res)).slice(0, -2);
+      const text = events.map((ev) => (JSON.parse(ev) as { choices: { text: string }[] }).choices[0]?.text ?? "").join("");
+      return { chunks: events.length, tokens: text.split(" ").length, ms: performance.now() - t0 };
+    };
+    const [a, b] = [await stream(perStep), await stream(coalesced)];
+    expect([a.tokens, b.tokens]).toEqual([300, 300]);
+    // 300 decode steps of ~35 emulated ms take ~210 ms of wall time at 50x: a few chunks at 60 ms apart.
+    expect(b.chunks).toBeLessThanOrEqual(Math.ceil(b.ms / 60) + 1);
+    expect(a.chunks).toBeGreaterThan(3 * b.chunks);
+    // The last chunk is never held back: the call ends when it would have (timer noise aside).
+    expect(b.ms).toBeLessThan(a.ms * 1.25 + 20);
   });
 });
