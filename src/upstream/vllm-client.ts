@@ -6,6 +6,8 @@
  */
 import { z } from "zod";
 
+const CONNECT_ATTEMPTS = 2;
+
 export type Fetcher = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface UpstreamCall {
@@ -47,12 +49,21 @@ export async function streamCompletion(fetcher: Fetcher, c: UpstreamCall): Promi
     stream: true,
     stream_options: { include_usage: true },
   });
-  let res: Response;
-  try {
-    res = await fetcher(`${c.baseUrl.replace(/\/$/, "")}/v1/completions`, { method: "POST", headers, body, signal: AbortSignal.timeout(c.timeoutMs) });
-  } catch (e) {
-    const timeout = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
-    return { ok: false, error: { code: timeout ? "upstream_timeout" : "upstream_unreachable", message: e instanceof Error ? e.message : String(e) } };
+  const url = `${c.baseUrl.replace(/\/$/, "")}/v1/completions`;
+  const signal = AbortSignal.timeout(c.timeoutMs);
+  let res: Response | undefined;
+  // One retry when the connection fails before any response: a pooled keep-alive socket that the
+  // server closed just as it was reused (uvicorn and Node close idle ones after 5 s) fails this way.
+  // Safe to repeat: vLLM never saw the request, or aborts it when its client goes away.
+  for (let attempt = 1; res === undefined; attempt++) {
+    try {
+      res = await fetcher(url, { method: "POST", headers, body, signal });
+    } catch (e) {
+      const timeout = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
+      if (timeout || attempt >= CONNECT_ATTEMPTS) {
+        return { ok: false, error: { code: timeout ? "upstream_timeout" : "upstream_unreachable", message: e instanceof Error ? e.message : String(e) } };
+      }
+    }
   }
   if (!res.ok) {
     const text = await res.text().catch(() => "");

@@ -3,7 +3,7 @@ import { reset } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CHESS_STEP_MEANS, STEP } from "../../src/core/chess";
 import { defaultCost, estimateSeconds } from "../../src/core/cost-model";
-import { admin, api, fakeVllm, until } from "./helpers";
+import { admin, api, fakeVllm, sseCompletion, until } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -116,6 +116,28 @@ describe("replay workflows through the gateway and the objects", () => {
     const v = (await finished(id)) as View & { error: { code: string; message: string } };
     expect(v.status).toBe("failed");
     expect(v.error.message).toMatch(/maximum context length/);
+  });
+
+  it("retries a call once when the connection to vLLM fails before any response, and fails it after a second loss", async () => {
+    let attempts = 0;
+    let lose = new Set([1, 3]);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_input, init) => {
+      attempts += 1;
+      if (lose.has(attempts)) throw new TypeError("Network connection lost.");
+      const headers = new Headers(init?.headers);
+      return sseCompletion(Number(headers.get("x-hexflow-prompt-tokens") ?? 1), Number(headers.get("x-hexflow-output-tokens") ?? 1));
+    });
+    const ok = (await (await submit({ kind: "replay", calls: CALLS })).json()) as { id: string };
+    expect((await finished(ok.id)).status).toBe("succeeded");
+    // Four calls, two of them sent twice.
+    expect(attempts).toBe(CALLS.length + 2);
+    attempts = 0;
+    lose = new Set([1, 2]);
+    const bad = (await (await submit({ kind: "replay", calls: CALLS })).json()) as { id: string };
+    const v = (await finished(bad.id)) as View & { error: { code: string; message: string } };
+    expect(v.status).toBe("failed");
+    expect(v.error.message).toMatch(/Network connection lost/);
+    expect(attempts).toBe(2);
   });
 
   it("cancels: queued calls leave their instance and the pool's load", async () => {
