@@ -38,6 +38,7 @@ export function workflowView(meta: WorkflowMeta, calls: CallRecord[]) {
           finishedMs: rel(c.finishedAt),
           laxityAtAdmissionMs: ms(c.laxityS),
           alphaVersion: c.alphaVersion,
+          ...(c.output !== undefined ? { output: c.output } : {}),
           ...(c.error ? { error: c.error } : {}),
         })),
     })),

@@ -39,9 +39,14 @@ const CallRecordSchema = z.object({
   finishedAt: z.number().optional(),
   laxityS: z.number().optional(),
   completionTokens: z.number().optional(),
+  /** What the model wrote, cut at MAX_OUTPUT_CHARS: later stages' prompts and the caller read it. */
+  output: z.string().optional(),
   error: z.string().optional(),
 });
 export type CallRecord = z.infer<typeof CallRecordSchema>;
+
+/** One call's row stays far below a Durable Object's 2 MB row limit even with many calls per stage. */
+const MAX_OUTPUT_CHARS = 64_000;
 
 export interface StartInput {
   id: string;
@@ -82,7 +87,7 @@ export class WorkflowObject extends DurableObject<Env> {
       admittedAt: report.admittedAt,
       finishedAt: report.finishedAt,
       laxityS: report.laxityS,
-      ...(outcome.ok ? { completionTokens: outcome.completionTokens } : { error: outcome.error.message }),
+      ...(outcome.ok ? { completionTokens: outcome.completionTokens, output: outcome.text.slice(0, MAX_OUTPUT_CHARS) } : { error: outcome.error.message }),
     });
     if (meta.status !== "running") return;
     if (!outcome.ok) {

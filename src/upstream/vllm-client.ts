@@ -22,11 +22,18 @@ export interface UpstreamCall {
 }
 
 export type UpstreamResult =
-  | { ok: true; promptTokens: number; completionTokens: number; finishReason: string }
+  | { ok: true; promptTokens: number; completionTokens: number; finishReason: string; text: string }
   | { ok: false; error: { code: "upstream_unreachable" | "upstream_error" | "upstream_timeout" | "upstream_bad_response"; status?: number; message: string } };
 
 const ChunkSchema = z.object({
-  choices: z.array(z.object({ finish_reason: z.string().nullable().optional() })).default([]),
+  choices: z
+    .array(
+      z.object({
+        finish_reason: z.string().nullable().optional(),
+        text: z.string().optional(),
+      }),
+    )
+    .default([]),
   usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullable().optional(),
 });
 const ErrorBodySchema = z.union([
@@ -90,6 +97,7 @@ async function readStream(res: Response): Promise<UpstreamResult> {
   let buffer = "";
   let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
   let finishReason = "unknown";
+  let text = "";
   let done = false;
   for (;;) {
     const { value, done: end } = await reader.read();
@@ -110,12 +118,15 @@ async function readStream(res: Response): Promise<UpstreamResult> {
         const chunk = ChunkSchema.safeParse(JSON.parse(data));
         if (!chunk.success) return { ok: false, error: { code: "upstream_bad_response", message: "malformed stream chunk" } };
         if (chunk.data.usage) usage = chunk.data.usage;
-        for (const ch of chunk.data.choices) if (ch.finish_reason) finishReason = ch.finish_reason;
+        for (const ch of chunk.data.choices) {
+          if (ch.finish_reason) finishReason = ch.finish_reason;
+          text += ch.text ?? "";
+        }
       }
     }
   }
   if (!done || usage === undefined) {
     return { ok: false, error: { code: "upstream_unreachable", message: done ? "stream ended without usage" : "stream ended before [DONE]" } };
   }
-  return { ok: true, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, finishReason };
+  return { ok: true, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, finishReason, text };
 }

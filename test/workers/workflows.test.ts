@@ -22,7 +22,7 @@ interface View {
   sloMs: number;
   latencyMs: number | null;
   sloMet: boolean | null;
-  stages: { step: string; calls: { instance: string; budgetMs: number; releasedMs: number; deadlineMs: number; admittedMs: number | null; finishedMs: number | null; alphaVersion: number; completionTokens: number | null }[] }[];
+  stages: { step: string; calls: { instance: string; budgetMs: number; releasedMs: number; deadlineMs: number; admittedMs: number | null; finishedMs: number | null; alphaVersion: number; completionTokens: number | null; output?: string }[] }[];
 }
 
 async function submit(body: unknown): Promise<Response> {
@@ -57,6 +57,8 @@ describe("replay workflows through the gateway and the objects", () => {
     expect(v.status).toBe("succeeded");
     expect(v.stages.map((s) => [s.step, s.calls.length])).toEqual([[STEP.retriever, 1], [STEP.candidate, 2], [STEP.unitTester, 1]]);
     for (const s of v.stages) for (const c of s.calls) expect(c.completionTokens).toBeGreaterThan(0);
+    // What the model wrote comes back with each call, assembled from the stream's chunks.
+    for (const s of v.stages) for (const c of s.calls) expect(c.output).toBe("tok ".repeat(c.completionTokens ?? 0));
     expect(v.sloMet).toBe(true);
     // A call that stops streaming would lose the platform's connection budget: every call streams with usage.
     expect(seen).toHaveLength(4);
