@@ -1,5 +1,7 @@
 import { z } from "zod";
 
+export const PoolNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).default("default");
+
 /** A replayed workflow: the reference trace format as a request; prompts become synthetic text. */
 export const ReplayWorkflowSchema = z
   .object({
@@ -18,7 +20,7 @@ export const ReplayWorkflowSchema = z
       .max(500),
     /** End-to-end SLO in pool-clock milliseconds; default 5x the pool's base SLO. */
     sloMs: z.number().positive().max(86_400_000).optional(),
-    pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).default("default"),
+    pool: PoolNameSchema,
   })
   .strict();
 export type ReplayWorkflow = z.infer<typeof ReplayWorkflowSchema>;

@@ -12,6 +12,8 @@ export const ReleasedCallSchema = z.object({
   /** The true output length when replaying a trace (engines and emulators may read it). */
   outputTokens: z.number().int().positive(),
   expectedOutputTokens: z.number().positive(),
+  prompt: z.string().optional(),
+  maxTokens: z.number().int().positive().optional(),
   releasedAt: z.number(),
   budgetS: z.number(),
   deadlineS: z.number(),
@@ -59,6 +61,8 @@ export function releaseNextStage(w: WorkflowState, ctx: ReleaseContext, now: num
     inputTokens: c.inputTokens,
     outputTokens: c.outputTokens,
     expectedOutputTokens: c.expectedOutputTokens ?? ctx.expectedOutput(c.step),
+    ...(c.prompt === undefined ? {} : { prompt: c.prompt }),
+    ...(c.maxTokens === undefined ? {} : { maxTokens: c.maxTokens }),
     releasedAt: now,
     budgetS,
     deadlineS: now + budgetS,

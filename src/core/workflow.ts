@@ -10,6 +10,9 @@ export const CallSpecSchema = z.object({
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().positive(),
   expectedOutputTokens: z.number().positive().optional(),
+  /** The prompt text for a real call; a replayed call has none and sends synthetic text of inputTokens. */
+  prompt: z.string().optional(),
+  maxTokens: z.number().int().positive().optional(),
 });
 export type CallSpec = z.infer<typeof CallSpecSchema>;
 

@@ -199,8 +199,9 @@ export class GpuInstanceObject extends DurableObject<Env> {
       model: cfg.record.model,
       callId: run.call.id,
       promptTokens: run.call.inputTokens,
-      maxTokens: Math.max(run.call.outputTokens, Math.ceil(run.call.expectedOutputTokens)),
-      outputTokensHint: run.call.outputTokens,
+      ...(run.call.prompt === undefined
+        ? { maxTokens: Math.max(run.call.outputTokens, Math.ceil(run.call.expectedOutputTokens)), outputTokensHint: run.call.outputTokens }
+        : { prompt: run.call.prompt, maxTokens: run.call.maxTokens ?? run.call.outputTokens }),
       timeoutMs: cfg.record.requestTimeoutMs,
     });
     await this.complete(run, cfg, outcome);

@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { completeCall, startWorkflow, WorkflowStateSchema } from "../core/workflow-run";
+import { DagRequestSchema, validateDag, type DagRequest } from "../core/dag";
+import { renderDagStage } from "../core/dag-workflow";
 import { WorkflowSpecSchema, type WorkflowSpec } from "../core/workflow";
 import type { CallReport } from "./gpu-instance";
 import { instanceObjectName } from "./names";
@@ -19,6 +21,8 @@ const MetaSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   pool: z.string(),
   createdAtMs: z.number(),
+  /** A custom DAG workflow's request (stored as sent; validateDag rebuilds its plan). */
+  dag: DagRequestSchema.optional(),
 });
 export type WorkflowMeta = z.infer<typeof MetaSchema>;
 
@@ -54,6 +58,7 @@ export interface StartInput {
   sloS: number;
   arrivalS: number;
   pool: string;
+  dag?: DagRequest;
 }
 
 /**
@@ -70,7 +75,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const existing = this.meta();
     if (existing !== undefined) return ok({ id: existing.state.id, status: existing.status });
     const spec = WorkflowSpecSchema.parse(input.spec);
-    const meta: WorkflowMeta = { state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now() };
+    const meta: WorkflowMeta = { state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now(), ...(input.dag === undefined ? {} : { dag: input.dag }) };
     this.saveMeta(meta);
     await this.releaseNext(meta);
     return ok({ id: input.id, status: meta.status });
@@ -111,14 +116,21 @@ export class WorkflowObject extends DurableObject<Env> {
   view(): Result<{ meta: WorkflowMeta; calls: CallRecord[] }> {
     const meta = this.meta();
     if (meta === undefined) return err("not_found", "no such workflow");
-    const calls = this.ctx.storage.sql
-      .exec<{ json: string }>("SELECT json FROM calls ORDER BY stage, call_id")
+    return ok({ meta, calls: this.calls() });
+  }
+
+  /** Every call, by stage and then by its place in the stage (the id's last segment, compared as a number). */
+  private calls(): CallRecord[] {
+    const place = (id: string): number => Number(id.slice(id.lastIndexOf(":") + 1));
+    return this.ctx.storage.sql
+      .exec<{ json: string }>("SELECT json FROM calls")
       .toArray()
-      .map((r) => CallRecordSchema.parse(JSON.parse(r.json)));
-    return ok({ meta, calls });
+      .map((r) => CallRecordSchema.parse(JSON.parse(r.json)))
+      .sort((a, b) => a.stageIndex - b.stageIndex || place(a.id) - place(b.id));
   }
 
   private async releaseNext(meta: WorkflowMeta): Promise<void> {
+    if (meta.dag !== undefined) this.renderNextDagStage(meta, meta.dag);
     const coordinator = this.env.COORDINATOR.getByName(meta.pool);
     const r = await coordinator.releaseStage(meta.state);
     // A cancel may have landed while the coordinator answered: then the stage goes nowhere.
@@ -141,6 +153,20 @@ export class WorkflowObject extends DurableObject<Env> {
       byInstance.set(d.instanceId, [...(byInstance.get(d.instanceId) ?? []), { call: c, estimateS: d.estimateS }]);
     }
     await Promise.all([...byInstance].map(([id, items]) => this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, id)).enqueue(items, r.queuePolicy)));
+  }
+
+  /** A DAG stage's prompts are rendered from what earlier stages wrote, just before it is released. */
+  private renderNextDagStage(meta: WorkflowMeta, request: DagRequest): void {
+    const plan = validateDag(request);
+    const index = meta.state.stageIndex + 1;
+    const stage = meta.state.spec.stages[index];
+    if (!plan.ok || stage === undefined) return;
+    const outputs: Record<string, string[]> = {};
+    for (const c of this.calls()) {
+      const id = plan.value.stages[c.stageIndex]?.id;
+      if (id !== undefined) (outputs[id] ??= []).push(c.output ?? "");
+    }
+    stage.calls = renderDagStage(plan.value, index, outputs);
   }
 
   /** Ends the workflow exactly once; queued calls leave their instances and the pool's load. */

@@ -15,6 +15,8 @@ export interface UpstreamCall {
   model: string;
   callId: string;
   promptTokens: number;
+  /** The real prompt; absent for a replayed call, which sends synthetic text of promptTokens. */
+  prompt?: string;
   maxTokens: number;
   /** Replay hint: the output length the trace recorded (the emulator honours it). */
   outputTokensHint?: number;
@@ -47,11 +49,12 @@ export function syntheticPrompt(tokens: number): string {
 }
 
 export async function streamCompletion(fetcher: Fetcher, c: UpstreamCall): Promise<UpstreamResult> {
-  const headers: Record<string, string> = { "content-type": "application/json", "x-hexflow-call-id": c.callId, "x-hexflow-prompt-tokens": String(c.promptTokens) };
+  const headers: Record<string, string> = { "content-type": "application/json", "x-hexflow-call-id": c.callId };
+  if (c.prompt === undefined) headers["x-hexflow-prompt-tokens"] = String(c.promptTokens);
   if (c.outputTokensHint !== undefined) headers["x-hexflow-output-tokens"] = String(c.outputTokensHint);
   const body = JSON.stringify({
     model: c.model,
-    prompt: syntheticPrompt(c.promptTokens),
+    prompt: c.prompt ?? syntheticPrompt(c.promptTokens),
     max_tokens: c.maxTokens,
     stream: true,
     stream_options: { include_usage: true },

@@ -160,3 +160,50 @@ describe("replay workflows through the gateway and the objects", () => {
     expect(pool.instances.find((i) => i.id === "a100-0")).toMatchObject({ queued: 1, running: 1 });
   });
 });
+
+describe("custom DAG workflows", () => {
+  it("runs the stages in dependency order, each prompt rendered from the outputs before it", async () => {
+    const prompts: string[] = [];
+    let n = 0;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_input, init) => {
+      const body = JSON.parse(String(init?.body ?? "{}")) as { prompt: string; max_tokens: number };
+      prompts.push(body.prompt);
+      n += 1;
+      // The answer names the call, so later prompts show which outputs they were given.
+      const text = `answer${n}`;
+      const events = [
+        { id: "cmpl-1", object: "text_completion", choices: [{ index: 0, text, finish_reason: "stop" }] },
+        { id: "cmpl-1", object: "text_completion", choices: [], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } },
+      ];
+      return new Response(`${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
+    });
+    const res = await submit({
+      kind: "dag",
+      inputs: { question: "Which store sold most?" },
+      stages: [
+        { id: "judge", after: ["draft"], prompt: "Pick one of:\n{{stages.draft.outputs}}", maxTokens: 8 },
+        { id: "plan", prompt: "Plan: {{inputs.question}}", maxTokens: 16 },
+        { id: "draft", after: ["plan"], prompt: "Draft {{fanout.index}} from {{stages.plan.output}}", fanOut: 2, maxTokens: 32 },
+      ],
+    });
+    expect(res.status).toBe(202);
+    const { id } = (await res.json()) as { id: string };
+    const v = await finished(id);
+    expect(v.status).toBe("succeeded");
+    expect(v.stages.map((s) => [s.step, s.calls.length])).toEqual([["dag:plan", 1], ["dag:draft", 2], ["dag:judge", 1]]);
+    expect(prompts[0]).toBe("Plan: Which store sold most?");
+    expect(prompts.slice(1, 3).sort()).toEqual(["Draft 0 from answer1", "Draft 1 from answer1"]);
+    expect(prompts[3]).toMatch(/^Pick one of:\n1\. answer[23]\n2\. answer[23]$/);
+    expect(v.stages.at(-1)?.calls[0]?.output).toBe("answer4");
+  });
+
+  it("refuses an invalid DAG with 400 naming the stage, and starts nothing", async () => {
+    const spy = fakeVllm();
+    const res = await submit({ kind: "dag", stages: [{ id: "a", after: ["b"], prompt: "x", maxTokens: 4 }, { id: "b", after: ["a"], prompt: "y", maxTokens: 4 }] });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { code: "invalid_request", message: "stages form a cycle: a -> b -> a" } });
+    const unknown = await submit({ kind: "dag", stages: [{ id: "a", prompt: "{{inputs.q}}", maxTokens: 4 }] });
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toBe('stage "a": prompt references unknown input "q"');
+    expect(spy).not.toHaveBeenCalled();
+  });
+});
