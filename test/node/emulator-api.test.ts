@@ -101,9 +101,10 @@ describe("emulator: completions", () => {
   });
 
   it("sends the stream's headers long before its end", async () => {
-    // 300 decode steps of ~39 ms on an A100 = ~12 s emulated = ~60 ms of wall time at x200.
+    // 1,500 decode steps of ~39 ms on an A100 = ~59 s emulated = ~290 ms of wall time at x200: long
+    // enough that a busy machine's scheduling delay before the headers stays a small share of it.
     const t0 = performance.now();
-    const res = await post(`${emu.url}/v1/completions`, { prompt: "p", max_tokens: 300, stream: true, stream_options: { include_usage: true } }, sized(100, 300));
+    const res = await post(`${emu.url}/v1/completions`, { prompt: "p", max_tokens: 1500, stream: true, stream_options: { include_usage: true } }, sized(100, 1500));
     const headersMs = performance.now() - t0;
     await res.text();
     const totalMs = performance.now() - t0;
