@@ -175,11 +175,7 @@ export class WorkflowObject extends DurableObject<Env> {
     if (error !== undefined) meta.error = error;
     this.saveMeta(meta);
     if (status === "succeeded") return;
-    const open = this.ctx.storage.sql
-      .exec<{ json: string }>("SELECT json FROM calls")
-      .toArray()
-      .map((r) => CallRecordSchema.parse(JSON.parse(r.json)))
-      .filter((c) => c.finishedAt === undefined);
+    const open = this.calls().filter((c) => c.finishedAt === undefined);
     const byInstance = new Map<string, string[]>();
     for (const c of open) byInstance.set(c.instanceId, [...(byInstance.get(c.instanceId) ?? []), c.id]);
     const coordinator = this.env.COORDINATOR.getByName(meta.pool);
