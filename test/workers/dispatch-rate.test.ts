@@ -11,15 +11,18 @@ const RATES = [250, 500, 1000, 1500, 2000, 3000, 4000, 6000];
 
 describe("one CoordinatorObject under a rising dispatch rate", () => {
   it(
-    SWEEP ? "sweeps the rate until latency bends" : "keeps up with 400 stage dispatches/s for a second, losing none",
+    SWEEP ? "sweeps the rate until latency bends" : "takes 400 stage dispatches in a second, losing none, and applies every batched load report",
     async () => {
       await registerPool("load");
       if (!SWEEP) {
         const s = await driveDispatches("load", 400, 1);
         expect(s.failed).toBe(0);
         expect(s.decisions).toBe(400);
-        // Far below the bar on purpose: a shared CI machine must not flake; the sweep measures.
-        expect(s.achieved).toBeGreaterThan(300);
+        // Every batched start and finish report was applied: the pool's outstanding load is back to zero.
+        // (No rate assertion: a shared CI machine makes timing noisy; `npm run bench:dispatch` measures.)
+        const pool = await env.COORDINATOR.getByName("load").pool();
+        expect(pool.instances.map((i) => [i.queued, i.running])).toEqual(pool.instances.map(() => [0, 0]));
+        expect(pool.instances.every((i) => i.loadS === 0)).toBe(true);
         return;
       }
       const steps: LoadStep[] = [];
