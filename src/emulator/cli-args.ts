@@ -13,6 +13,7 @@ export const EMULATOR_HELP = `usage: npm run emulator -- --gpu GPU [options]
   --host ADDR                default 127.0.0.1
   --time-scale K             emulated seconds per wall-clock second (default 1)
   --seed S                   seeds the synthetic output text (default 1)
+  --sql-error-rate P         share of wrong Text-to-SQL candidates, half of it for revisions (default 0.3)
   --served-model-name NAME   the name requests must use (default the model id)
   --max-model-len N          context limit (default 32768, or the KV capacity if smaller)
   --kv-tokens N              KV capacity in tokens (default: the GPU type's)
@@ -38,6 +39,7 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
         host: { type: "string" },
         "time-scale": { type: "string" },
         seed: { type: "string" },
+        "sql-error-rate": { type: "string" },
         "served-model-name": { type: "string" },
         "max-model-len": { type: "string" },
         "kv-tokens": { type: "string" },
@@ -60,6 +62,7 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
     port: num("port", values.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535),
     timeScale: num("time-scale", values["time-scale"], (n) => n > 0),
     seed: num("seed", values.seed, Number.isInteger),
+    sqlErrorRate: num("sql-error-rate", values["sql-error-rate"], (n) => n >= 0 && n <= 1),
     maxModelLen: num("max-model-len", values["max-model-len"], positiveInt),
     kvTokens: num("kv-tokens", values["kv-tokens"], positiveInt),
     streamIntervalMs: num("stream-interval-ms", values["stream-interval-ms"], (n) => n >= 0 && n <= 10_000),
@@ -71,6 +74,7 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
   options.port = given(numbers.port);
   options.timeScale = given(numbers.timeScale);
   options.seed = given(numbers.seed);
+  options.sqlErrorRate = given(numbers.sqlErrorRate);
   options.maxModelLen = given(numbers.maxModelLen);
   options.kvTokens = given(numbers.kvTokens);
   options.streamIntervalMs = given(numbers.streamIntervalMs);

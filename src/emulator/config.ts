@@ -17,6 +17,8 @@ export const EmulatorOptionsSchema = z.object({
   timeScale: z.number().positive().default(1),
   /** Seeds the synthetic output text. */
   seed: z.number().int().default(1),
+  /** Probability that a Text-to-SQL candidate answer is wrong (a revision: half of it). */
+  sqlErrorRate: z.number().min(0).max(1).default(0.3),
   /** Defaults to the model id; requests must name it (vLLM's --served-model-name). */
   servedModelName: z.string().min(1).optional(),
   /** Defaults to 32768, or the KV capacity if that is smaller (vLLM refuses to start otherwise). */
@@ -49,6 +51,7 @@ export interface EmulatorConfig {
   port: number;
   timeScale: number;
   seed: number;
+  sqlErrorRate: number;
   servedModelName: string;
   modelPath: string;
   maxModelLen: number;
@@ -68,6 +71,7 @@ export function resolveConfig(options: EmulatorOptions): EmulatorConfig {
     port: o.port,
     timeScale: o.timeScale,
     seed: o.seed,
+    sqlErrorRate: o.sqlErrorRate,
     servedModelName: o.servedModelName ?? o.model,
     modelPath: MODEL_PATHS[o.model],
     maxModelLen: o.maxModelLen ?? Math.min(DEFAULT_MAX_MODEL_LEN, capacity.kvTokens),

@@ -8,8 +8,10 @@
  * DEFAULT_CHAT_OUTPUT tokens rather than filling the whole context as vLLM's limit would allow.
  */
 import type { IncomingHttpHeaders } from "node:http";
+import { TASK_MARKER } from "../core/text2sql/format";
 import { badRequest, type ApiError } from "./errors";
 import { ChatRequestSchema, CompletionRequestSchema, describeIssues, messageText, type CommonFields } from "./openai-shapes";
+import { answerPieces, DEFAULT_SQL_ERROR_RATE, text2sqlAnswer } from "./text2sql/answer";
 import { applyStop, chatPromptTokens, completionPromptTokens, syntheticTokens } from "./text";
 
 export type Endpoint = "completion" | "chat";
@@ -29,6 +31,8 @@ export interface PlanContext {
   servedModelName: string;
   maxModelLen: number;
   seed: number;
+  /** Share of wrong Text-to-SQL candidates (half of it for revisions); default DEFAULT_SQL_ERROR_RATE. */
+  sqlErrorRate?: number;
   /** Whether prompt + output tokens can ever be held in the KV cache. */
   fits(tokens: number): boolean;
 }
@@ -63,6 +67,8 @@ interface Parsed {
   estimatedPromptTokens: number;
   /** What the output text is derived from, so equal requests get equal text. */
   key: string;
+  /** The prompt text a Text-to-SQL workflow answer is derived from (a chat's message holding the task marker). */
+  text: string | undefined;
 }
 
 function parse(endpoint: Endpoint, body: unknown): Parsed | ApiError {
@@ -79,6 +85,7 @@ function parse(endpoint: Endpoint, body: unknown): Parsed | ApiError {
       maxTokens: r.data.max_tokens,
       estimatedPromptTokens: estimated,
       key: typeof single === "string" ? single : single.join(","),
+      text: typeof single === "string" ? single : undefined,
     };
   }
   const r = ChatRequestSchema.safeParse(body);
@@ -89,10 +96,11 @@ function parse(endpoint: Endpoint, body: unknown): Parsed | ApiError {
     maxTokens: r.data.max_completion_tokens ?? r.data.max_tokens,
     estimatedPromptTokens: chatPromptTokens(texts),
     key: r.data.messages.map((m, i) => `${m.role}:${texts[i] ?? ""}`).join("\n"),
+    text: texts.find((t) => t.startsWith(TASK_MARKER)),
   };
 }
 
-function common(d: CommonFields): Omit<Parsed, "maxTokens" | "estimatedPromptTokens" | "key"> {
+function common(d: CommonFields): Omit<Parsed, "maxTokens" | "estimatedPromptTokens" | "key" | "text"> {
   return {
     model: d.model,
     n: d.n,
@@ -140,7 +148,10 @@ export function planRequest(endpoint: Endpoint, body: unknown, headers: Incoming
       ),
     );
   }
-  const natural = outputHint ?? (explicitMax || p.ignoreEos || endpoint === "completion" ? maxTokens : DEFAULT_CHAT_OUTPUT);
+  // A Text-to-SQL workflow prompt gets its answer, and the call runs for as many tokens as the answer has.
+  const answer = p.text === undefined ? undefined : text2sqlAnswer(p.text, ctx.seed, ctx.sqlErrorRate ?? DEFAULT_SQL_ERROR_RATE);
+  const answerTokens = answer === undefined ? undefined : answerPieces(answer);
+  const natural = answerTokens?.length ?? outputHint ?? (explicitMax || p.ignoreEos || endpoint === "completion" ? maxTokens : DEFAULT_CHAT_OUTPUT);
   const outputTokens = Math.min(natural, maxTokens);
   if (!ctx.fits(promptTokens + outputTokens)) {
     return fail(
@@ -150,7 +161,7 @@ export function planRequest(endpoint: Endpoint, body: unknown, headers: Incoming
       ),
     );
   }
-  let pieces = syntheticTokens(ctx.seed, p.key, outputTokens);
+  let pieces = answerTokens?.slice(0, outputTokens) ?? syntheticTokens(ctx.seed, p.key, outputTokens);
   let finishReason: "stop" | "length" = outputTokens < maxTokens ? "stop" : "length";
   let stopReason: string | null = null;
   const match = applyStop(pieces, p.stop, p.includeStop);

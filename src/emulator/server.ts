@@ -122,6 +122,7 @@ class EmulatedServer {
       servedModelName: this.cfg.servedModelName,
       maxModelLen: this.cfg.maxModelLen,
       seed: this.cfg.seed,
+      sqlErrorRate: this.cfg.sqlErrorRate,
       fits: (tokens) => this.loop.fits(tokens),
     });
     if (!planned.ok) return sendError(res, planned.error);
