@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { GpuTypeSchema, type GpuType } from "../../src/core/gpu";
 import { UsageError } from "./cli";
-import { NO_KEEPALIVE } from "./replay";
+import { adminFetch } from "./admin-client";
 
 const PoolSchema = z.object({
   policy: z.string(),
@@ -18,10 +18,6 @@ export interface Target {
   timeScale: number;
   setPolicy(policy: string, alpha: number | null): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function adminFetch(url: string, token: string, path: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(`${url}/admin${path}`, { ...init, headers: { ...NO_KEEPALIVE, authorization: `Bearer ${token}`, "content-type": "application/json" } });
 }
 
 export function policySetter(url: string, token: string, pool: string): Target["setPolicy"] {

@@ -45,7 +45,11 @@ function measure(latencies: number[], firstArrivalS: number, lastFinishS: number
 /** Why workflows did not succeed, by message, with counts. */
 export function errorCounts(ws: readonly LoadgenWorkflow[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const w of ws) if (w.status !== "succeeded") out[`${w.status}: ${w.error ?? "no reason"}`] = (out[`${w.status}: ${w.error ?? "no reason"}`] ?? 0) + 1;
+  for (const w of ws) {
+    if (w.status === "succeeded") continue;
+    const reason = `${w.status}: ${w.error ?? "no reason"}`;
+    out[reason] = (out[reason] ?? 0) + 1;
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { GpuType } from "../../src/core/gpu";
+import { adminFetch } from "./admin-client";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const BIN = (name: string) => join(ROOT, "node_modules/.bin", name);
@@ -98,11 +99,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await worker.dispose();
   };
   try {
-    const headers = { connection: "close", authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
-    const existing = (await (await fetch(`${url}/admin/pools/${o.pool}`, { headers })).json()) as { instances?: { id: string }[] };
-    for (const old of existing.instances ?? []) await fetch(`${url}/admin/pools/${o.pool}/instances/${old.id}`, { method: "DELETE", headers });
+    const existing = (await (await adminFetch(url, adminToken, `/pools/${o.pool}`)).json()) as { instances?: { id: string }[] };
+    for (const old of existing.instances ?? []) await adminFetch(url, adminToken, `/pools/${o.pool}/instances/${old.id}`, { method: "DELETE" });
     for (const e of emulators) {
-      const res = await fetch(`${url}/admin/pools/${o.pool}/instances`, { method: "POST", headers, body: JSON.stringify({ id: e.id, url: e.url, gpu: e.gpu, timeScale: o.timeScale }) });
+      const res = await adminFetch(url, adminToken, `/pools/${o.pool}/instances`, { method: "POST", body: JSON.stringify({ id: e.id, url: e.url, gpu: e.gpu, timeScale: o.timeScale }) });
       if (!res.ok) throw new Error(`registering ${e.id} failed: ${res.status} ${await res.text()}`);
     }
   } catch (e) {
