@@ -35,7 +35,7 @@ export interface CheckResult {
 const PURE_LAYERS = ["src/core", "src/sim"] as const;
 
 /** Relative imports from a pure layer must not resolve into these directories. */
-const RUNTIME_DIRS = ["src/objects", "src/api", "src/upstream", "src/emulator", "workers", "scripts"] as const;
+const RUNTIME_DIRS = ["src/objects", "src/api", "src/upstream", "src/db", "src/connector", "src/emulator", "workers", "scripts"] as const;
 
 const SOURCE_FILE = /\.(?:c|m)?tsx?$/;
 

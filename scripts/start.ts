@@ -16,13 +16,14 @@ runCli(async () => {
       port: { type: "string" },
       pool: { type: "string", default: "default" },
       "keep-state": { type: "boolean", default: false },
+      "no-demo-db": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
     strict: true,
   });
   if (values.help) {
     process.stdout.write(
-      "usage: npm start -- [--fleet A100,A100,A6000,L40S] [--time-scale 20] [--port 8787] [--pool default] [--keep-state]\n",
+      "usage: npm start -- [--fleet A100,A100,A6000,L40S] [--time-scale 20] [--port 8787] [--pool default] [--keep-state] [--no-demo-db]\n",
     );
     return;
   }
@@ -31,7 +32,7 @@ runCli(async () => {
   const timeScale = numberArg("time-scale", values["time-scale"], 20);
   const port = numberArg("port", values.port, 8787, (n) => Number.isInteger(n) && n >= 0 && n < 65_536);
   process.stdout.write(`starting ${fleet.value.length} emulated vLLM servers (${fleet.value.join(", ")}, Llama-3.1-70B, ${timeScale}x real time) and wrangler dev...\n`);
-  const stack = await startStack({ fleet: fleet.value, timeScale, port, pool: values.pool, keepState: values["keep-state"], stateDir: ".wrangler/state-local", quiet: false });
+  const stack = await startStack({ fleet: fleet.value, timeScale, port, pool: values.pool, keepState: values["keep-state"], stateDir: ".wrangler/state-local", quiet: false, demoDatabase: !values["no-demo-db"] });
   const example = JSON.stringify({
     kind: "replay",
     calls: [
@@ -52,6 +53,7 @@ runCli(async () => {
       `  curl -s -X POST ${stack.url}/v1/workflows -H 'content-type: application/json' -d '${example}'`,
       `  curl -s ${stack.url}/v1/workflows/<id from the answer>`,
       `Pool and policy: curl -s ${stack.url}/admin/pools/${stack.pool} -H 'authorization: Bearer ${stack.adminToken}'`,
+      `Databases for Text-to-SQL: curl -s ${stack.url}/v1/databases${values["no-demo-db"] ? "" : `   (the demo: curl -s ${stack.url}/v1/databases/demo)`}`,
       "More load: npm run demo   |   Ctrl-C stops everything",
       "",
     ].join("\n"),

@@ -12,7 +12,7 @@ import { unstable_startWorker } from "wrangler";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { GpuType } from "../../src/core/gpu";
 import { adminFetch } from "./admin-client";
@@ -29,6 +29,11 @@ export interface StackOptions {
   keepState: boolean;
   stateDir: string;
   quiet: boolean;
+  /**
+   * Load data/demo/demo.sql into the local D1 bound as DEMO_DB (once per state directory) and register
+   * it as the database "demo". Off unless asked for (`npm start` asks), so benchmarks do not pay for it.
+   */
+  demoDatabase?: boolean;
 }
 
 export interface Stack {
@@ -66,9 +71,64 @@ function startEmulatorProcess(gpu: GpuType, timeScale: number, seed: number): Pr
   });
 }
 
+function runWrangler(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(BIN("wrangler"), [...args, "--config", join(ROOT, "wrangler.toml")], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  // Loading the demo takes seconds; a wrangler that hangs (no network, a lock) must not hang `npm start`.
+  const timer = setTimeout(() => child.kill("SIGTERM"), 120_000);
+  return new Promise((resolvePromise, reject) => {
+    child.once("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+const DEMO_SQL = join(ROOT, "data/demo/demo.sql");
+
+/**
+ * Loads the demo database into the local D1 that wrangler dev will use: the same `<persist>/v3/d1`
+ * directory, written before the dev server opens it so two processes never share the SQLite file.
+ * A kept state that already has the tables is left alone. Returns how long it took, in ms.
+ */
+async function loadDemoDatabase(stateDir: string, keepState: boolean): Promise<{ loaded: boolean; ms: number }> {
+  const started = performance.now();
+  const local = ["d1", "execute", "DEMO_DB", "--local", "--persist-to", resolve(stateDir)];
+  if (keepState) {
+    const probe = await runWrangler([...local, "--json", "--command", "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'stores'"]);
+    if (probe.code === 0 && /"n":\s*1\b/.test(probe.stdout)) return { loaded: false, ms: performance.now() - started };
+  }
+  const load = await runWrangler([...local, "--file", DEMO_SQL]);
+  if (load.code !== 0) throw new Error(`loading ${DEMO_SQL} into the local D1 failed (exit ${load.code}): ${load.stderr.trim() || load.stdout.trim()}`);
+  return { loaded: true, ms: performance.now() - started };
+}
+
+async function registerDemoDatabase(url: string): Promise<void> {
+  const res = await fetch(`${url}/v1/databases`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "demo", target: { kind: "d1", binding: "DEMO_DB" } }),
+  });
+  // 409: a kept state registered it on an earlier run.
+  if (res.status !== 201 && res.status !== 409) throw new Error(`registering the demo database failed: ${res.status} ${await res.text()}`);
+}
+
 export async function startStack(o: StackOptions): Promise<Stack> {
   const adminToken = randomBytes(24).toString("hex");
   if (!o.keepState) rmSync(o.stateDir, { recursive: true, force: true });
+  const demo = o.demoDatabase === true ? loadDemoDatabase(o.stateDir, o.keepState) : Promise.resolve(undefined);
+  // Awaited before the dev server starts; this keeps a failure from being unhandled meanwhile.
+  demo.catch(() => undefined);
   const emulators = await Promise.all(
     o.fleet.map(async (gpu, i) => ({ id: `${gpu.toLowerCase()}-${i}`, gpu, ...(await startEmulatorProcess(gpu, o.timeScale, i + 1)) })),
   );
@@ -83,6 +143,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   // offline the failure prints a stack trace that looks like ours.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   try {
+    const loaded = await demo;
+    if (loaded !== undefined && !o.quiet) process.stdout.write(loaded.loaded ? `loaded the demo database into local D1 in ${(loaded.ms / 1000).toFixed(1)} s\n` : "the demo database is already in local D1 (kept state)\n");
     worker = await unstable_startWorker({
       config: join(ROOT, "wrangler.toml"),
       bindings: { ADMIN_TOKEN: { type: "plain_text", value: adminToken } },
@@ -105,6 +167,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       const res = await adminFetch(url, adminToken, `/pools/${o.pool}/instances`, { method: "POST", body: JSON.stringify({ id: e.id, url: e.url, gpu: e.gpu, timeScale: o.timeScale }) });
       if (!res.ok) throw new Error(`registering ${e.id} failed: ${res.status} ${await res.text()}`);
     }
+    if (o.demoDatabase === true) await registerDemoDatabase(url);
   } catch (e) {
     await stop();
     throw e;

@@ -1,6 +1,7 @@
 import { app } from "../../src/api/app";
 
 export { CoordinatorObject } from "../../src/objects/coordinator";
+export { DatabaseCatalogObject } from "../../src/objects/database-catalog";
 export { GpuInstanceObject } from "../../src/objects/gpu-instance";
 export { WorkflowObject } from "../../src/objects/workflow";
 
