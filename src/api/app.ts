@@ -1,11 +1,15 @@
 import { Hono } from "hono";
 import { admin } from "./admin";
+import { databases } from "./databases";
 import { handleError, handleNotFound } from "./errors";
+import { openai } from "./openai";
 import { workflows } from "./workflows";
 
 export const app = new Hono<{ Bindings: Env }>()
   .get("/health", (c) => c.json({ ok: true }))
   .route("/v1/workflows", workflows)
+  .route("/v1/databases", databases)
+  .route("/v1", openai)
   .route("/admin", admin);
 
 app.notFound(handleNotFound);

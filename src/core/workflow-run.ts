@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PlanStateSchema, newPlan, stageBudget, type StagePlanner } from "./remaining";
-import { WorkflowSpecSchema, type WorkflowSpec } from "./workflow";
+import { ChatMessageSchema, SamplingSchema, WorkflowSpecSchema, type WorkflowSpec } from "./workflow";
 
 /** A call released to the scheduler, with its stage budget and deadline (absolute seconds). */
 export const ReleasedCallSchema = z.object({
@@ -13,6 +13,8 @@ export const ReleasedCallSchema = z.object({
   outputTokens: z.number().int().positive(),
   expectedOutputTokens: z.number().positive(),
   prompt: z.string().optional(),
+  messages: z.array(ChatMessageSchema).min(1).optional(),
+  sampling: SamplingSchema.optional(),
   maxTokens: z.number().int().positive().optional(),
   releasedAt: z.number(),
   budgetS: z.number(),
@@ -62,6 +64,8 @@ export function releaseNextStage(w: WorkflowState, ctx: ReleaseContext, now: num
     outputTokens: c.outputTokens,
     expectedOutputTokens: c.expectedOutputTokens ?? ctx.expectedOutput(c.step),
     ...(c.prompt === undefined ? {} : { prompt: c.prompt }),
+    ...(c.messages === undefined ? {} : { messages: c.messages }),
+    ...(c.sampling === undefined ? {} : { sampling: c.sampling }),
     ...(c.maxTokens === undefined ? {} : { maxTokens: c.maxTokens }),
     releasedAt: now,
     budgetS,

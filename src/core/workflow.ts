@@ -1,6 +1,32 @@
 import { z } from "zod";
 
 /**
+ * A chat message as vLLM takes it: text content only (tool calls, images and audio are not
+ * scheduled through hexflow).
+ */
+export const ChatMessageSchema = z.object({
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  content: z.string(),
+});
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+
+/**
+ * Sampling parameters forwarded to vLLM as they are. `n` is absent on purpose: one call is one
+ * sequence, which is what the scheduler prices and admits.
+ */
+export const SamplingSchema = z
+  .object({
+    temperature: z.number().min(0).max(2).optional(),
+    topP: z.number().gt(0).max(1).optional(),
+    stop: z.array(z.string().min(1)).max(4).optional(),
+    seed: z.number().int().optional(),
+    presencePenalty: z.number().min(-2).max(2).optional(),
+    frequencyPenalty: z.number().min(-2).max(2).optional(),
+  })
+  .strict();
+export type Sampling = z.infer<typeof SamplingSchema>;
+
+/**
  * One LLM call as the scheduler sees it. `outputTokens` is what the call will really produce (known
  * only when replaying a trace; the simulator's engines use it), `expectedOutputTokens` what the
  * scheduler may assume (the step's running mean, or the caller's hint).
@@ -12,6 +38,9 @@ export const CallSpecSchema = z.object({
   expectedOutputTokens: z.number().positive().optional(),
   /** The prompt text for a real call; a replayed call has none and sends synthetic text of inputTokens. */
   prompt: z.string().optional(),
+  /** A chat call's messages (sent to /v1/chat/completions); a call has a prompt or messages, or neither when replayed. */
+  messages: z.array(ChatMessageSchema).min(1).optional(),
+  sampling: SamplingSchema.optional(),
   maxTokens: z.number().int().positive().optional(),
 });
 export type CallSpec = z.infer<typeof CallSpecSchema>;

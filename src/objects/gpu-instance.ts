@@ -5,7 +5,9 @@ import { InstanceQueue, type QueuedCall } from "../core/instance-queue";
 import { InstanceRecordSchema, type InstanceRecord } from "../core/pool";
 import { QUEUE_POLICIES, type QueueName } from "../core/policies";
 import { ReleasedCallSchema, type ReleasedCall } from "../core/workflow-run";
-import { streamCompletion, type UpstreamResult } from "../upstream/vllm-client";
+import { streamCompletion, upstreamRequest, type UpstreamResult } from "../upstream/vllm-client";
+import { CallStreams } from "./call-streams";
+import { LoadReporter } from "./load-report";
 import { migrate } from "./sqlite";
 
 const MIGRATIONS = [
@@ -44,8 +46,6 @@ export interface CallReport {
 
 /** The admission log keeps the most recent entries only. */
 const ADMISSION_LOG_ROWS = 10_000;
-/** Longest a start or finish waits to be batched into one report to the coordinator (real time). */
-const LOAD_REPORT_MS = 10;
 /** The watchdog alarm's period while the instance holds work (real time). */
 const WATCHDOG_MS = 5_000;
 
@@ -55,13 +55,17 @@ const WATCHDOG_MS = 5_000;
  * streamed forward, and the completion report to the workflow and the coordinator. One alarm, armed
  * while work is held, is the watchdog: it fails calls admitted longer than the request timeout
  * (a forward lost to an eviction, a server that hangs) and re-admits, so no call waits forever.
+ * A call's text can be followed live (subscribe; call-streams.ts) by the OpenAI-compatible endpoint.
  */
 export class GpuInstanceObject extends DurableObject<Env> {
   private queue = new InstanceQueue(QUEUE_POLICIES.fcfs);
   private running = new Map<string, Running>();
   private config: Config | undefined;
-  private loadReport: { started: { callId: string; atS: number }[]; finished: string[] } = { started: [], finished: [] };
-  private loadReportTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly loadReport = new LoadReporter((started, finished) => {
+    const cfg = this.config;
+    return cfg === undefined ? undefined : this.env.COORDINATOR.getByName(cfg.pool).callsChanged(cfg.record.id, started, finished);
+  });
+  private readonly streams = new CallStreams();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -98,6 +102,8 @@ export class GpuInstanceObject extends DurableObject<Env> {
     const now = this.now();
     for (const { call, estimateS } of items) {
       if (this.queue.has(call.id) || this.running.has(call.id)) continue;
+      // Real calls keep their text from the start, for a caller that subscribes late; replayed ones only when subscribed.
+      if (call.prompt !== undefined || call.messages !== undefined) this.streams.open(call.id);
       const entry = this.queue.push(call, estimateS, now);
       this.ctx.storage.sql.exec("INSERT INTO queue (call_id, json) VALUES (?, ?)", call.id, JSON.stringify(entry));
     }
@@ -112,9 +118,15 @@ export class GpuInstanceObject extends DurableObject<Env> {
     for (const id of callIds) {
       if (this.queue.remove(id) === undefined) continue;
       this.ctx.storage.sql.exec("DELETE FROM queue WHERE call_id = ?", id);
+      this.streams.end(id, { error: { code: "cancelled", message: "the call's workflow was cancelled" } });
       removed.push(id);
     }
     return removed;
+  }
+
+  /** The call's text as it streams from vLLM, as newline-delimited JSON events (see call-streams.ts). */
+  subscribe(callId: string): ReadableStream<Uint8Array> {
+    return this.streams.subscribe(callId, this.queue.has(callId) || this.running.has(callId));
   }
 
   stats(): { queued: number; running: number; queuePolicy: string; admissions: { callId: string; enqueuedAt: number; admittedAt: number; laxityS: number; key: number }[] } {
@@ -188,8 +200,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
     sql.exec("INSERT OR REPLACE INTO running (call_id, json) VALUES (?, ?)", q.call.id, JSON.stringify(run));
     sql.exec("INSERT INTO admissions (call_id, enqueued_at, admitted_at, laxity, key) VALUES (?, ?, ?, ?, ?)", q.call.id, q.enqueuedAt, now, run.laxityS, q.key);
     sql.exec("DELETE FROM admissions WHERE seq <= (SELECT MAX(seq) FROM admissions) - ?", ADMISSION_LOG_ROWS);
-    this.loadReport.started.push({ callId: q.call.id, atS: now });
-    this.scheduleLoadReport();
+    this.loadReport.started(q.call.id, now);
     this.ctx.waitUntil(this.forward(run, cfg));
   }
 
@@ -197,12 +208,9 @@ export class GpuInstanceObject extends DurableObject<Env> {
     const outcome = await streamCompletion((input, init) => fetch(input, init), {
       baseUrl: cfg.record.url,
       model: cfg.record.model,
-      callId: run.call.id,
-      promptTokens: run.call.inputTokens,
-      ...(run.call.prompt === undefined
-        ? { maxTokens: Math.max(run.call.outputTokens, Math.ceil(run.call.expectedOutputTokens)), outputTokensHint: run.call.outputTokens }
-        : { prompt: run.call.prompt, maxTokens: run.call.maxTokens ?? run.call.outputTokens }),
+      ...upstreamRequest(run.call),
       timeoutMs: cfg.record.requestTimeoutMs,
+      onText: (delta) => this.streams.delta(run.call.id, delta),
     });
     await this.complete(run, cfg, outcome);
   }
@@ -211,6 +219,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
   private async complete(run: Running, cfg: Config, outcome: UpstreamResult): Promise<void> {
     if (!this.running.delete(run.call.id)) return;
     this.ctx.storage.sql.exec("DELETE FROM running WHERE call_id = ?", run.call.id);
+    this.streams.end(run.call.id, outcome.ok ? { done: true, usage: { promptTokens: outcome.promptTokens, completionTokens: outcome.completionTokens }, finishReason: outcome.finishReason } : { error: outcome.error });
     const report: CallReport = {
       callId: run.call.id,
       instanceId: cfg.record.id,
@@ -220,32 +229,8 @@ export class GpuInstanceObject extends DurableObject<Env> {
       laxityS: run.laxityS,
       outcome,
     };
-    this.loadReport.finished.push(run.call.id);
-    this.scheduleLoadReport();
+    this.loadReport.finished(run.call.id);
     this.pump();
     await this.env.WORKFLOW.getByName(run.call.workflowId).onCallDone(report);
-  }
-
-  /**
-   * Starts and finishes reach the coordinator in batches, at most one RPC per LOAD_REPORT_MS: its
-   * load figures may lag by that much (calls last seconds), and under load one RPC carries many
-   * calls instead of two RPCs per call. A failed report is retried with the next batch.
-   */
-  private scheduleLoadReport(): void {
-    if (this.loadReportTimer !== undefined) return;
-    this.loadReportTimer = setTimeout(() => {
-      this.loadReportTimer = undefined;
-      const cfg = this.config;
-      const batch = this.loadReport;
-      this.loadReport = { started: [], finished: [] };
-      if (cfg === undefined || batch.started.length + batch.finished.length === 0) return;
-      this.env.COORDINATOR.getByName(cfg.pool)
-        .callsChanged(cfg.record.id, batch.started, batch.finished)
-        .catch(() => {
-          this.loadReport.started.unshift(...batch.started);
-          this.loadReport.finished.unshift(...batch.finished);
-          this.scheduleLoadReport();
-        });
-    }, LOAD_REPORT_MS);
   }
 }

@@ -5,6 +5,8 @@
  * global fetch locally, a Workers VPC service binding's fetch in production.
  */
 import { z } from "zod";
+import type { ChatMessage, Sampling } from "../core/workflow";
+import type { ReleasedCall } from "../core/workflow-run";
 
 const CONNECT_ATTEMPTS = 2;
 
@@ -17,10 +19,15 @@ export interface UpstreamCall {
   promptTokens: number;
   /** The real prompt; absent for a replayed call, which sends synthetic text of promptTokens. */
   prompt?: string;
+  /** A chat call: sent to /v1/chat/completions instead of a prompt. */
+  messages?: ChatMessage[];
+  sampling?: Sampling;
   maxTokens: number;
   /** Replay hint: the output length the trace recorded (the emulator honours it). */
   outputTokensHint?: number;
   timeoutMs: number;
+  /** Each piece of text as it streams in (live streaming to the caller); the result still carries all of it. */
+  onText?: (delta: string) => void;
 }
 
 export type UpstreamResult =
@@ -33,6 +40,7 @@ const ChunkSchema = z.object({
       z.object({
         finish_reason: z.string().nullable().optional(),
         text: z.string().optional(),
+        delta: z.object({ content: z.string().nullable().optional() }).optional(),
       }),
     )
     .default([]),
@@ -43,23 +51,50 @@ const ErrorBodySchema = z.union([
   z.object({ message: z.string() }),
 ]);
 
+/**
+ * What vLLM is asked for one released call. A replayed call (no prompt, no messages) sends synthetic
+ * text with the trace's lengths as hints, and room for at least the expected output; a real call its
+ * own text, limit and sampling.
+ */
+export function upstreamRequest(call: ReleasedCall): Omit<UpstreamCall, "baseUrl" | "model" | "timeoutMs" | "onText"> {
+  const base = { callId: call.id, promptTokens: call.inputTokens };
+  if (call.prompt === undefined && call.messages === undefined) {
+    return { ...base, maxTokens: Math.max(call.outputTokens, Math.ceil(call.expectedOutputTokens)), outputTokensHint: call.outputTokens };
+  }
+  return {
+    ...base,
+    ...(call.prompt === undefined ? {} : { prompt: call.prompt }),
+    ...(call.messages === undefined ? {} : { messages: call.messages }),
+    ...(call.sampling === undefined ? {} : { sampling: call.sampling }),
+    maxTokens: call.maxTokens ?? call.outputTokens,
+  };
+}
+
 /** Synthetic prompt text of about `tokens` tokens (four characters each) for replayed calls. */
 export function syntheticPrompt(tokens: number): string {
   return "tok ".repeat(Math.max(1, tokens));
 }
 
+/** vLLM's (OpenAI's) names for the sampling fields; unset ones are left out so the server's defaults hold. */
+function samplingFields(s: Sampling | undefined): Record<string, unknown> {
+  if (s === undefined) return {};
+  const fields: Record<string, unknown> = { temperature: s.temperature, top_p: s.topP, stop: s.stop, seed: s.seed, presence_penalty: s.presencePenalty, frequency_penalty: s.frequencyPenalty };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
 export async function streamCompletion(fetcher: Fetcher, c: UpstreamCall): Promise<UpstreamResult> {
   const headers: Record<string, string> = { "content-type": "application/json", "x-hexflow-call-id": c.callId };
-  if (c.prompt === undefined) headers["x-hexflow-prompt-tokens"] = String(c.promptTokens);
+  if (c.prompt === undefined && c.messages === undefined) headers["x-hexflow-prompt-tokens"] = String(c.promptTokens);
   if (c.outputTokensHint !== undefined) headers["x-hexflow-output-tokens"] = String(c.outputTokensHint);
   const body = JSON.stringify({
     model: c.model,
-    prompt: c.prompt ?? syntheticPrompt(c.promptTokens),
+    ...(c.messages === undefined ? { prompt: c.prompt ?? syntheticPrompt(c.promptTokens) } : { messages: c.messages }),
     max_tokens: c.maxTokens,
+    ...samplingFields(c.sampling),
     stream: true,
     stream_options: { include_usage: true },
   });
-  const url = `${c.baseUrl.replace(/\/$/, "")}/v1/completions`;
+  const url = `${c.baseUrl.replace(/\/$/, "")}/v1/${c.messages === undefined ? "completions" : "chat/completions"}`;
   const signal = AbortSignal.timeout(c.timeoutMs);
   let res: Response | undefined;
   // One retry when the connection fails before any response: a pooled keep-alive socket that the
@@ -87,14 +122,14 @@ export async function streamCompletion(fetcher: Fetcher, c: UpstreamCall): Promi
     return { ok: false, error: { code: "upstream_error", status: res.status, message } };
   }
   try {
-    return await readStream(res);
+    return await readStream(res, c.onText);
   } catch (e) {
     const timeout = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
     return { ok: false, error: { code: timeout ? "upstream_timeout" : "upstream_unreachable", message: `stream broke: ${e instanceof Error ? e.message : String(e)}` } };
   }
 }
 
-async function readStream(res: Response): Promise<UpstreamResult> {
+async function readStream(res: Response, onText: ((delta: string) => void) | undefined): Promise<UpstreamResult> {
   if (res.body === null) return { ok: false, error: { code: "upstream_bad_response", message: "empty body" } };
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -123,7 +158,10 @@ async function readStream(res: Response): Promise<UpstreamResult> {
         if (chunk.data.usage) usage = chunk.data.usage;
         for (const ch of chunk.data.choices) {
           if (ch.finish_reason) finishReason = ch.finish_reason;
-          text += ch.text ?? "";
+          const piece = ch.text ?? ch.delta?.content ?? "";
+          if (piece.length === 0) continue;
+          text += piece;
+          onText?.(piece);
         }
       }
     }

@@ -1,0 +1,205 @@
+/**
+ * OpenAI-compatible `POST /v1/chat/completions` and `POST /v1/completions`. Each request is a
+ * one-call workflow, scheduled like any other (WorkflowObject → coordinator → instance queue), so
+ * plain traffic competes for the same GPUs under the same policy. The answer streams from the
+ * instance that runs the call (GpuInstanceObject.subscribe), to the client as OpenAI's SSE chunks
+ * or collected into one body.
+ *
+ * `model` may be omitted; if given it must be a model an active instance of the pool serves (the
+ * scheduler does not route by model, and the registry admits one model today), otherwise 404 as
+ * OpenAI and vLLM answer. `X-SLO-Ms` sets the deadline in pool-clock milliseconds; `X-Hexflow-Pool`
+ * picks the pool. The workflow id comes back in `X-Hexflow-Workflow-Id` and in the response id.
+ */
+import { Hono, type Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { toInstanceInfo } from "../core/pool";
+import { CallStreamEventSchema, type CallStreamEnd, type CallStreamEvent } from "../objects/call-streams";
+import { instanceObjectName } from "../objects/names";
+import type { ErrorCode } from "../objects/result";
+import { callFailure, openaiError, OpenAIShaper, sse, usage } from "./openai-format";
+import { defaultSloSeconds, oneCallSpec, parseOpenAIRequest, parsePoolHeader, parseSloHeader, type Endpoint, type OpenAIRequest } from "./openai-schemas";
+
+type Ctx = Context<{ Bindings: Env }>;
+
+/**
+ * How long a streamed request waits for the call's first event before sending headers: an early
+ * failure (vLLM refusing the request) then gets its real status; a call still queued gets its
+ * headers and the role chunk without waiting longer.
+ */
+const FIRST_EVENT_WAIT_MS = 2_000;
+/**
+ * While a streamed call waits (queued, or a long prefill), an SSE comment goes out this often: a
+ * write is how the runtime notices a client that went away, which cancels the workflow.
+ */
+const KEEP_ALIVE_MS = 1_000;
+const KEEP_ALIVE = new TextEncoder().encode(": keep-alive\n\n");
+
+const sleep = (ms: number): Promise<undefined> => new Promise((r) => setTimeout(() => r(undefined), ms));
+
+const ERROR_STATUS: Record<ErrorCode, ContentfulStatusCode> = { invalid_request: 400, not_found: 404, conflict: 409, no_instance: 503, unavailable: 503 };
+
+function fail(c: Ctx, status: ContentfulStatusCode, code: string, message: string, param: string | null = null): Response {
+  return c.json(openaiError(status, code, message, param), status);
+}
+
+function newWorkflowId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `wf_${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The instance's newline-delimited events, one at a time; a stream that breaks or ends early becomes an error event. */
+class CallEvents {
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly decoder = new TextDecoder();
+  private buffer = "";
+  private ended = false;
+
+  constructor(stream: ReadableStream<Uint8Array>) {
+    this.reader = stream.getReader();
+  }
+
+  async next(): Promise<CallStreamEvent> {
+    const lost = (why: string): CallStreamEnd => ({ error: { code: "stream_lost", message: `the call's stream from its instance ${why}` } });
+    for (;;) {
+      const cut = this.buffer.indexOf("\n");
+      if (cut >= 0) {
+        const line = this.buffer.slice(0, cut);
+        this.buffer = this.buffer.slice(cut + 1);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          return lost("sent a malformed event");
+        }
+        const e = CallStreamEventSchema.safeParse(parsed);
+        return e.success ? e.data : lost("sent a malformed event");
+      }
+      if (this.ended) return lost("ended before the call did (the instance restarted?)");
+      try {
+        const { value, done } = await this.reader.read();
+        if (done) this.ended = true;
+        else this.buffer += this.decoder.decode(value, { stream: true });
+      } catch (e) {
+        this.ended = true;
+        return lost(`broke: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  }
+
+  cancel(): void {
+    this.reader.cancel().catch(() => {});
+  }
+}
+
+async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    return fail(c, 400, "invalid_request", "the body is not valid JSON");
+  }
+  const parsed = parseOpenAIRequest(endpoint, raw);
+  if (!parsed.ok) return fail(c, 400, "invalid_request", parsed.message, parsed.param);
+  const slo = parseSloHeader(c.req.header("x-slo-ms"));
+  if (!slo.ok) return fail(c, 400, "invalid_request", slo.message, slo.param);
+  const pool = parsePoolHeader(c.req.header("x-hexflow-pool"));
+  if (!pool.ok) return fail(c, 400, "invalid_request", pool.message, pool.param);
+  const req = parsed.value;
+
+  const coordinator = c.env.COORDINATOR.getByName(pool.value);
+  const [clock, view] = await Promise.all([coordinator.clock(), coordinator.pool()]);
+  const active = view.instances.filter((i) => i.state === "active");
+  const served = active[0]?.model;
+  if (served === undefined) return fail(c, 503, "no_instance", `pool "${pool.value}" has no active instance`);
+  if (req.model !== undefined && !active.some((i) => i.model === req.model)) return fail(c, 404, "model_not_found", `The model \`${req.model}\` does not exist.`, "model");
+
+  const id = newWorkflowId();
+  const sloS = slo.value !== undefined ? slo.value / 1000 : defaultSloSeconds(req, active.map(toInstanceInfo));
+  const workflow = c.env.WORKFLOW.getByName(id);
+  const started = await workflow.start({ id, spec: oneCallSpec(req), sloS, arrivalS: clock.nowS, pool: pool.value });
+  if (!started.ok) return fail(c, ERROR_STATUS[started.error.code], started.error.code, started.error.message);
+  c.header("X-Hexflow-Workflow-Id", id);
+  const wv = await workflow.view();
+  if (!wv.ok) return fail(c, 500, "internal", "the workflow vanished after it started");
+  const call = wv.value.calls[0];
+  if (call === undefined) {
+    const e = wv.value.meta.error;
+    return fail(c, 503, e?.code ?? "unavailable", e?.message ?? "the call was not dispatched");
+  }
+  const stream = await c.env.GPU_INSTANCE.getByName(instanceObjectName(pool.value, call.instanceId)).subscribe(call.id);
+  const events = new CallEvents(stream);
+  const shaper = new OpenAIShaper(endpoint, id, req.model ?? served);
+  // The client going away cancels the workflow, so a call still queued leaves its instance.
+  const cancel = (): void => c.executionCtx.waitUntil(workflow.cancel().then(() => undefined, () => undefined));
+  return req.stream ? streamed(c, req, events, shaper, cancel) : collected(c, events, shaper, cancel);
+}
+
+async function collected(c: Ctx, events: CallEvents, shaper: OpenAIShaper, cancel: () => void): Promise<Response> {
+  // Best effort: workerd signals a client disconnect on the request only where the runtime supports it.
+  c.req.raw.signal.addEventListener("abort", () => {
+    events.cancel();
+    cancel();
+  });
+  let text = "";
+  for (;;) {
+    const e = await events.next();
+    if ("delta" in e) text += e.delta;
+    else if ("done" in e) return c.json(shaper.full(text, e.finishReason, usage(e.usage)));
+    else {
+      const f = callFailure(e.error);
+      return fail(c, f.status, f.code, f.message);
+    }
+  }
+}
+
+async function streamed(c: Ctx, req: OpenAIRequest, events: CallEvents, shaper: OpenAIShaper, cancel: () => void): Promise<Response> {
+  let pending: Promise<CallStreamEvent> | undefined = events.next();
+  const first = await Promise.race([pending, sleep(FIRST_EVENT_WAIT_MS)]);
+  if (first !== undefined && "error" in first) {
+    const f = callFailure(first.error);
+    return fail(c, f.status, f.code, f.message);
+  }
+  let opened = false;
+  let finished = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      if (!opened) {
+        opened = true;
+        const role = shaper.roleChunk();
+        if (role !== undefined) return controller.enqueue(sse(role));
+      }
+      pending ??= events.next();
+      const e = await Promise.race([pending, sleep(KEEP_ALIVE_MS)]);
+      if (e === undefined) return controller.enqueue(KEEP_ALIVE);
+      pending = undefined;
+      if ("delta" in e) return controller.enqueue(sse(shaper.textChunk(e.delta)));
+      finished = true;
+      if ("done" in e) {
+        controller.enqueue(sse(shaper.finishChunk(e.finishReason)));
+        if (req.includeUsage) controller.enqueue(sse(shaper.usageChunk(usage(e.usage))));
+        controller.enqueue(sse("[DONE]"));
+      } else {
+        // Headers are gone: the failure travels as an SSE error event (OpenAI clients raise it), without [DONE].
+        const f = callFailure(e.error);
+        controller.enqueue(sse(openaiError(f.status, f.code, f.message)));
+      }
+      controller.close();
+      return undefined;
+    },
+    cancel: () => {
+      events.cancel();
+      if (!finished) cancel();
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-hexflow-workflow-id": shaper.workflowId,
+    },
+  });
+}
+
+export const openai = new Hono<{ Bindings: Env }>()
+  .post("/chat/completions", (c) => handle(c, "chat"))
+  .post("/completions", (c) => handle(c, "completion"));
