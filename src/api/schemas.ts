@@ -28,3 +28,22 @@ export type ReplayWorkflow = z.infer<typeof ReplayWorkflowSchema>;
 export const WorkflowIdSchema = z.string().regex(/^wf_[0-9a-f]{32}$/);
 
 export const DEFAULT_SLO_SCALE = 5;
+
+/** Longest question or hint: a question is a sentence or a paragraph, never a document. */
+export const MAX_QUESTION_CHARS = 4_000;
+
+/** The built-in agentic Text-to-SQL workflow over a registered database (see src/core/text2sql/run.ts). */
+export const Text2SqlWorkflowSchema = z.strictObject({
+  kind: z.literal("text2sql"),
+  database: z.string().min(1).max(63),
+  question: z.string().trim().min(1).max(MAX_QUESTION_CHARS),
+  /** Domain knowledge the question needs (BIRD's "evidence"), passed to every prompt that sees the question. */
+  hint: z.string().trim().max(MAX_QUESTION_CHARS).optional(),
+  sloMs: z.number().positive().max(86_400_000).optional(),
+  pool: PoolNameSchema,
+  candidates: z.number().int().min(1).max(8).optional(),
+  maxRounds: z.number().int().min(0).max(10).optional(),
+  tests: z.number().int().min(1).max(10).optional(),
+  maxRows: z.number().int().min(1).max(1000).optional(),
+});
+export type Text2SqlWorkflow = z.infer<typeof Text2SqlWorkflowSchema>;

@@ -2,15 +2,17 @@ import { prettifyError, z } from "zod";
 import { CHESS_FAN_OUT, CHESS_STEP_MEANS, CHESS_TEMPLATE } from "../core/chess";
 import { DagRequestSchema, validateDag, type DagRequest } from "../core/dag";
 import { dagSpec } from "../core/dag-workflow";
+import type { DatabaseSchema } from "../core/db-schema";
+import { newText2SqlRun } from "../core/text2sql/run";
+import { Text2SqlConfigSchema, text2sqlTemplate } from "../core/text2sql/run-state";
 import { stagesFromCalls, type WorkflowSpec } from "../core/workflow";
-import { PoolNameSchema, ReplayWorkflowSchema, type ReplayWorkflow } from "./schemas";
+import type { Text2SqlMeta } from "../objects/workflow-store";
+import { PoolNameSchema, ReplayWorkflowSchema, Text2SqlWorkflowSchema, type ReplayWorkflow, type Text2SqlWorkflow } from "./schemas";
 
-export interface WorkflowRequest {
-  spec: WorkflowSpec;
-  pool: string;
-  sloMs?: number;
-  dag?: DagRequest;
-}
+/** A request the objects can start as it is (replay, dag), or a text2sql one that needs its database first. */
+export type WorkflowRequest =
+  | { kind: "spec"; spec: WorkflowSpec; pool: string; sloMs?: number; dag?: DagRequest }
+  | { kind: "text2sql"; request: Text2SqlWorkflow; pool: string; sloMs?: number };
 
 /** CHESS step names keep the CHESS template; any other replay expects exactly its own stages. */
 function replaySpec(body: ReplayWorkflow): WorkflowSpec {
@@ -19,16 +21,22 @@ function replaySpec(body: ReplayWorkflow): WorkflowSpec {
   return { kind: "replay", stages, template: chess ? [...CHESS_TEMPLATE] : stages.map((s) => s.step) };
 }
 
-const KindSchema = z.object({ kind: z.enum(["replay", "dag"]) });
+const KindSchema = z.object({ kind: z.enum(["replay", "dag", "text2sql"]) });
+const slo = (sloMs: number | undefined) => (sloMs === undefined ? {} : { sloMs });
 
-/** A `POST /v1/workflows` body as the spec the objects run, or the message a 400 carries. */
+/** A `POST /v1/workflows` body as what the objects run, or the message a 400 carries. */
 export function parseWorkflowRequest(body: unknown): { ok: true; value: WorkflowRequest } | { ok: false; message: string } {
   const kind = KindSchema.safeParse(body);
-  if (!kind.success) return { ok: false, message: 'kind must be "replay" or "dag"' };
+  if (!kind.success) return { ok: false, message: 'kind must be "replay", "dag" or "text2sql"' };
   if (kind.data.kind === "replay") {
     const r = ReplayWorkflowSchema.safeParse(body);
     if (!r.success) return { ok: false, message: prettifyError(r.error) };
-    return { ok: true, value: { spec: replaySpec(r.data), pool: r.data.pool, ...(r.data.sloMs === undefined ? {} : { sloMs: r.data.sloMs }) } };
+    return { ok: true, value: { kind: "spec", spec: replaySpec(r.data), pool: r.data.pool, ...slo(r.data.sloMs) } };
+  }
+  if (kind.data.kind === "text2sql") {
+    const r = Text2SqlWorkflowSchema.safeParse(body);
+    if (!r.success) return { ok: false, message: prettifyError(r.error) };
+    return { ok: true, value: { kind: "text2sql", request: r.data, pool: r.data.pool, ...slo(r.data.sloMs) } };
   }
   // `pool` says where to run, not what to run: the DAG's own schema does not know it.
   const { pool: rawPool, ...rest } = body as Record<string, unknown>;
@@ -37,5 +45,12 @@ export function parseWorkflowRequest(body: unknown): { ok: true; value: Workflow
   const plan = validateDag(rest);
   if (!plan.ok) return { ok: false, message: plan.error.message };
   const dag = DagRequestSchema.parse(rest);
-  return { ok: true, value: { spec: dagSpec(plan.value), pool: pool.data, dag, ...(plan.value.sloMs === undefined ? {} : { sloMs: plan.value.sloMs }) } };
+  return { ok: true, value: { kind: "spec", spec: dagSpec(plan.value), pool: pool.data, dag, ...slo(plan.value.sloMs) } };
+}
+
+/** A text2sql request over its database's schema: the first stage, the budget's template, and the run to drive. */
+export function text2sqlStart(r: Text2SqlWorkflow, schema: DatabaseSchema, tenant: string): { spec: WorkflowSpec; text2sql: Text2SqlMeta } {
+  const config = Text2SqlConfigSchema.parse({ candidates: r.candidates, maxRounds: r.maxRounds, tests: r.tests, maxRows: r.maxRows });
+  const { run, first } = newText2SqlRun({ question: r.question, ...(r.hint === undefined ? {} : { hint: r.hint }), database: r.database, schema, config });
+  return { spec: { kind: "text2sql", stages: [first], template: text2sqlTemplate(config) }, text2sql: { tenant, run, consumed: -1, executions: [] } };
 }

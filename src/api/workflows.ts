@@ -2,7 +2,9 @@ import { Hono } from "hono";
 import { errorBody } from "./errors";
 import { failure } from "./results";
 import { DEFAULT_SLO_SCALE, WorkflowIdSchema } from "./schemas";
-import { parseWorkflowRequest } from "./workflow-request";
+import { DEFAULT_TENANT } from "../objects/names";
+import type { StartInput } from "../objects/workflow";
+import { parseWorkflowRequest, text2sqlStart } from "./workflow-request";
 import { workflowView } from "./workflow-view";
 
 function newWorkflowId(): string {
@@ -21,11 +23,19 @@ export const workflows = new Hono<{ Bindings: Env }>()
     const parsed = parseWorkflowRequest(raw);
     if (!parsed.ok) return c.json(errorBody("invalid_request", parsed.message), 400);
     const body = parsed.value;
+    let what: Pick<StartInput, "spec" | "dag" | "text2sql">;
+    if (body.kind === "text2sql") {
+      const db = await c.env.CATALOG.getByName(DEFAULT_TENANT).get(body.request.database);
+      if (!db.ok) return c.json(errorBody("not_found", `no database named "${body.request.database}"`), 404);
+      what = text2sqlStart(body.request, db.value.schema, DEFAULT_TENANT);
+    } else {
+      what = { spec: body.spec, ...(body.dag === undefined ? {} : { dag: body.dag }) };
+    }
     const clock = await c.env.COORDINATOR.getByName(body.pool).clock();
     if (clock.baseSloS === null) return c.json(errorBody("no_instance", `pool "${body.pool}" has no active instance`), 503);
     const id = newWorkflowId();
     const sloS = body.sloMs !== undefined ? body.sloMs / 1000 : DEFAULT_SLO_SCALE * clock.baseSloS;
-    const r = await c.env.WORKFLOW.getByName(id).start({ id, spec: body.spec, sloS, arrivalS: clock.nowS, pool: body.pool, ...(body.dag === undefined ? {} : { dag: body.dag }) });
+    const r = await c.env.WORKFLOW.getByName(id).start({ id, sloS, arrivalS: clock.nowS, pool: body.pool, ...what });
     if (!r.ok) return failure(c, r.error);
     return c.json({ id, status: r.value.status, links: { self: `/v1/workflows/${id}` } }, 202);
   })

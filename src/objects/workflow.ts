@@ -1,56 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
-import { z } from "zod";
-import { completeCall, startWorkflow, WorkflowStateSchema } from "../core/workflow-run";
-import { DagRequestSchema, validateDag, type DagRequest } from "../core/dag";
+import { validateDag, type DagRequest } from "../core/dag";
 import { renderDagStage } from "../core/dag-workflow";
+import { completeCall, startWorkflow } from "../core/workflow-run";
 import { WorkflowSpecSchema, type WorkflowSpec } from "../core/workflow";
 import type { CallReport } from "./gpu-instance";
 import { instanceObjectName } from "./names";
 import { err, ok, type Result } from "./result";
-import { migrate } from "./sqlite";
+import { advanceText2Sql } from "./text2sql-driver";
+import { MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
 
-const MIGRATIONS = [
-  `CREATE TABLE meta (key TEXT PRIMARY KEY, json TEXT NOT NULL);
-   CREATE TABLE calls (call_id TEXT PRIMARY KEY, stage INTEGER NOT NULL, json TEXT NOT NULL)`,
-];
-
-export const StatusSchema = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
-const MetaSchema = z.object({
-  state: WorkflowStateSchema,
-  status: StatusSchema,
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
-  pool: z.string(),
-  createdAtMs: z.number(),
-  /** A custom DAG workflow's request (stored as sent; validateDag rebuilds its plan). */
-  dag: DagRequestSchema.optional(),
-});
-export type WorkflowMeta = z.infer<typeof MetaSchema>;
-
-const CallRecordSchema = z.object({
-  id: z.string(),
-  stageIndex: z.number(),
-  step: z.string(),
-  inputTokens: z.number(),
-  outputTokens: z.number(),
-  instanceId: z.string(),
-  estimateS: z.number(),
-  budgetS: z.number(),
-  deadlineS: z.number(),
-  alphaVersion: z.number(),
-  releasedAt: z.number(),
-  enqueuedAt: z.number().optional(),
-  admittedAt: z.number().optional(),
-  finishedAt: z.number().optional(),
-  laxityS: z.number().optional(),
-  completionTokens: z.number().optional(),
-  /** What the model wrote, cut at MAX_OUTPUT_CHARS: later stages' prompts and the caller read it. */
-  output: z.string().optional(),
-  error: z.string().optional(),
-});
-export type CallRecord = z.infer<typeof CallRecordSchema>;
-
-/** One call's row stays far below a Durable Object's 2 MB row limit even with many calls per stage. */
-const MAX_OUTPUT_CHARS = 64_000;
+export type { CallRecord, WorkflowMeta } from "./workflow-store";
 
 export interface StartInput {
   id: string;
@@ -59,23 +18,32 @@ export interface StartInput {
   arrivalS: number;
   pool: string;
   dag?: DagRequest;
+  text2sql?: Text2SqlMeta;
 }
 
 /**
  * One per workflow: its DAG state, stage releases (one coordinator RPC each), the calls' records,
- * and completions, recognised by call id so a repeated report changes nothing.
+ * and completions, recognised by call id so a repeated report changes nothing. A text2sql workflow's
+ * next stage depends on what the last one wrote and on running its SQL: the alarm drives that (see
+ * text2sql-driver.ts), so an instance's completion report never waits on a database.
  */
 export class WorkflowObject extends DurableObject<Env> {
+  private readonly store: WorkflowStore;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage.sql, MIGRATIONS));
+    this.store = new WorkflowStore(ctx.storage.sql);
   }
 
   async start(input: StartInput): Promise<Result<{ id: string; status: string }>> {
     const existing = this.meta();
     if (existing !== undefined) return ok({ id: existing.state.id, status: existing.status });
     const spec = WorkflowSpecSchema.parse(input.spec);
-    const meta: WorkflowMeta = { state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now(), ...(input.dag === undefined ? {} : { dag: input.dag }) };
+    const meta: WorkflowMeta = {
+      state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now(),
+      ...(input.dag === undefined ? {} : { dag: input.dag }),
+      ...(input.text2sql === undefined ? {} : { text2sql: input.text2sql }),
+    };
     this.saveMeta(meta);
     await this.releaseNext(meta);
     return ok({ id: input.id, status: meta.status });
@@ -83,10 +51,10 @@ export class WorkflowObject extends DurableObject<Env> {
 
   async onCallDone(report: CallReport): Promise<void> {
     const meta = this.meta();
-    const rec = this.callRecord(report.callId);
+    const rec = this.store.call(report.callId);
     if (meta === undefined || rec === undefined || rec.finishedAt !== undefined) return;
     const outcome = report.outcome;
-    this.saveCall({
+    this.store.saveCall({
       ...rec,
       enqueuedAt: report.enqueuedAt,
       admittedAt: report.admittedAt,
@@ -100,9 +68,27 @@ export class WorkflowObject extends DurableObject<Env> {
       return;
     }
     const result = completeCall(meta.state, report.callId, report.finishedAt);
+    if (meta.text2sql !== undefined && (result === "stage-done" || result === "workflow-done")) {
+      // Its last known stage is not its end: the run decides what follows once the SQL has run.
+      delete meta.state.finishedAt;
+      this.saveMeta(meta);
+      await this.ctx.storage.setAlarm(Date.now());
+      return;
+    }
     this.saveMeta(meta);
     if (result === "stage-done") await this.releaseNext(meta);
     else if (result === "workflow-done") await this.finish(meta, "succeeded");
+  }
+
+  /** Idempotent: it acts only on a running text2sql workflow whose stage has finished, from what storage says. */
+  override async alarm(): Promise<void> {
+    const meta = this.meta();
+    if (meta?.text2sql === undefined || meta.status !== "running" || meta.state.pending.length > 0) return;
+    await advanceText2Sql(
+      { env: this.env, store: this.store, release: (m) => this.releaseNext(m), finish: (m, status, error) => this.finish(m, status, error) },
+      meta,
+      meta.text2sql,
+    );
   }
 
   async cancel(): Promise<Result<{ status: string }>> {
@@ -117,16 +103,6 @@ export class WorkflowObject extends DurableObject<Env> {
     const meta = this.meta();
     if (meta === undefined) return err("not_found", "no such workflow");
     return ok({ meta, calls: this.calls() });
-  }
-
-  /** Every call, by stage and then by its place in the stage (the id's last segment, compared as a number). */
-  private calls(): CallRecord[] {
-    const place = (id: string): number => Number(id.slice(id.lastIndexOf(":") + 1));
-    return this.ctx.storage.sql
-      .exec<{ json: string }>("SELECT json FROM calls")
-      .toArray()
-      .map((r) => CallRecordSchema.parse(JSON.parse(r.json)))
-      .sort((a, b) => a.stageIndex - b.stageIndex || place(a.id) - place(b.id));
   }
 
   private async releaseNext(meta: WorkflowMeta): Promise<void> {
@@ -145,11 +121,16 @@ export class WorkflowObject extends DurableObject<Env> {
     }
     meta.state = r.state;
     meta.status = "running";
+    // The released prompts now live with their instances; kept here, every later read and release would carry them.
+    for (const c of meta.state.spec.stages[meta.state.stageIndex]?.calls ?? []) {
+      delete c.prompt;
+      delete c.messages;
+    }
     this.saveMeta(meta);
     const byInstance = new Map<string, { call: (typeof r.dispatched)[number]["call"]; estimateS: number }[]>();
     for (const d of r.dispatched) {
       const c = d.call;
-      this.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt });
+      this.store.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt });
       byInstance.set(d.instanceId, [...(byInstance.get(d.instanceId) ?? []), { call: c, estimateS: d.estimateS }]);
     }
     await Promise.all([...byInstance].map(([id, items]) => this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, id)).enqueue(items, r.queuePolicy)));
@@ -188,20 +169,14 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private meta(): WorkflowMeta | undefined {
-    const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM meta WHERE key = 'meta'").toArray()[0];
-    return row === undefined ? undefined : MetaSchema.parse(JSON.parse(row.json));
+    return this.store.meta();
   }
 
   private saveMeta(meta: WorkflowMeta): void {
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO meta (key, json) VALUES ('meta', ?)", JSON.stringify(meta));
+    this.store.saveMeta(meta);
   }
 
-  private callRecord(id: string): CallRecord | undefined {
-    const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM calls WHERE call_id = ?", id).toArray()[0];
-    return row === undefined ? undefined : CallRecordSchema.parse(JSON.parse(row.json));
-  }
-
-  private saveCall(c: CallRecord): void {
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO calls (call_id, stage, json) VALUES (?, ?, ?)", c.id, c.stageIndex, JSON.stringify(c));
+  private calls(): CallRecord[] {
+    return this.store.calls();
   }
 }

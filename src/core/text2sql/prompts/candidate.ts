@@ -13,6 +13,8 @@ export interface CandidateInput {
   hint?: string;
   /** Only the linked tables (see linkedSchema): the whole schema would dominate the prompt. */
   schema: DatabaseSchema;
+  /** Which of the parallel candidates this is: tells the model to answer independently, so the candidates differ. */
+  variant?: { index: number; of: number };
 }
 
 const DIALECT_NAME: Record<SqlDialect, string> = { sqlite: "SQLite", postgres: "PostgreSQL" };
@@ -34,9 +36,15 @@ export function buildCandidatePrompt(input: CandidateInput): string {
     "Write a SQL query that answers the question over the database schema below.",
     questionSection(input.question, input.hint),
     schemaSection(input.schema),
+    ...(input.variant !== undefined && input.variant.of > 1 ? [variantSection(input.variant)] : []),
     sqlRules(input.schema.dialect),
     SQL_ANSWER_FORMAT,
   ]);
+}
+
+function variantSection(v: { index: number; of: number }): string {
+  return `### attempt\nThis is candidate ${v.index + 1} of ${v.of}, written independently of the others: where the ` +
+    "question allows more than one reasonable reading or query shape, choose your own.";
 }
 
 /** The candidate's SQL (last ```sql block), checked read-only; see parseSql. */

@@ -1,0 +1,104 @@
+/**
+ * A WorkflowObject's SQLite storage: the meta record (state, status, the kind's own data) and one row per
+ * call. Kept apart from the object so the object reads as what it does, not how rows are spelled.
+ */
+import { z } from "zod";
+import { DagRequestSchema } from "../core/dag";
+import { Text2SqlRunSchema } from "../core/text2sql/run-state";
+import { WorkflowStateSchema } from "../core/workflow-run";
+import { migrate } from "./sqlite";
+
+const MIGRATIONS = [
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE calls (call_id TEXT PRIMARY KEY, stage INTEGER NOT NULL, json TEXT NOT NULL)`,
+];
+
+export const StatusSchema = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
+
+/** A text2sql workflow's run and what the object needs to drive it. */
+export const Text2SqlMetaSchema = z.object({
+  tenant: z.string(),
+  run: Text2SqlRunSchema,
+  /** The last stage whose outputs the run has consumed; a finished stage above it is still to be fed. */
+  consumed: z.number().int(),
+  /** Each batch of queries the workflow ran, wall-clock milliseconds (SQL runs outside the pool's clock). */
+  executions: z.array(z.object({ phase: z.string(), queries: z.number().int(), elapsedMs: z.number() })),
+});
+export type Text2SqlMeta = z.infer<typeof Text2SqlMetaSchema>;
+
+const MetaSchema = z.object({
+  state: WorkflowStateSchema,
+  status: StatusSchema,
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  pool: z.string(),
+  createdAtMs: z.number(),
+  /** A custom DAG workflow's request (stored as sent; validateDag rebuilds its plan). */
+  dag: DagRequestSchema.optional(),
+  text2sql: Text2SqlMetaSchema.optional(),
+});
+export type WorkflowMeta = z.infer<typeof MetaSchema>;
+
+const CallRecordSchema = z.object({
+  id: z.string(),
+  stageIndex: z.number(),
+  step: z.string(),
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  instanceId: z.string(),
+  estimateS: z.number(),
+  budgetS: z.number(),
+  deadlineS: z.number(),
+  alphaVersion: z.number(),
+  releasedAt: z.number(),
+  enqueuedAt: z.number().optional(),
+  admittedAt: z.number().optional(),
+  finishedAt: z.number().optional(),
+  laxityS: z.number().optional(),
+  completionTokens: z.number().optional(),
+  /** What the model wrote, cut at MAX_OUTPUT_CHARS: later stages' prompts and the caller read it. */
+  output: z.string().optional(),
+  error: z.string().optional(),
+});
+export type CallRecord = z.infer<typeof CallRecordSchema>;
+
+/** One call's row stays far below a Durable Object's 2 MB row limit even with many calls per stage. */
+export const MAX_OUTPUT_CHARS = 64_000;
+
+export class WorkflowStore {
+  constructor(private readonly sql: SqlStorage) {
+    migrate(sql, MIGRATIONS);
+  }
+
+  meta(): WorkflowMeta | undefined {
+    const row = this.sql.exec<{ json: string }>("SELECT json FROM meta WHERE key = 'meta'").toArray()[0];
+    return row === undefined ? undefined : MetaSchema.parse(JSON.parse(row.json));
+  }
+
+  saveMeta(meta: WorkflowMeta): void {
+    this.sql.exec("INSERT OR REPLACE INTO meta (key, json) VALUES ('meta', ?)", JSON.stringify(meta));
+  }
+
+  call(id: string): CallRecord | undefined {
+    const row = this.sql.exec<{ json: string }>("SELECT json FROM calls WHERE call_id = ?", id).toArray()[0];
+    return row === undefined ? undefined : CallRecordSchema.parse(JSON.parse(row.json));
+  }
+
+  saveCall(c: CallRecord): void {
+    this.sql.exec("INSERT OR REPLACE INTO calls (call_id, stage, json) VALUES (?, ?, ?)", c.id, c.stageIndex, JSON.stringify(c));
+  }
+
+  /** Every call, by stage and then by its place in the stage (the id's last segment, compared as a number). */
+  calls(): CallRecord[] {
+    const place = (id: string): number => Number(id.slice(id.lastIndexOf(":") + 1));
+    return this.sql
+      .exec<{ json: string }>("SELECT json FROM calls")
+      .toArray()
+      .map((r) => CallRecordSchema.parse(JSON.parse(r.json)))
+      .sort((a, b) => a.stageIndex - b.stageIndex || place(a.id) - place(b.id));
+  }
+
+  /** What the calls of one stage wrote, in call order ("" for a call that wrote nothing). */
+  outputs(stageIndex: number): string[] {
+    return this.calls().filter((c) => c.stageIndex === stageIndex).map((c) => c.output ?? "");
+  }
+}
