@@ -53,7 +53,14 @@ runCli(async () => {
       `  curl -s -X POST ${stack.url}/v1/workflows -H 'content-type: application/json' -d '${example}'`,
       `  curl -s ${stack.url}/v1/workflows/<id from the answer>`,
       `Pool and policy: curl -s ${stack.url}/admin/pools/${stack.pool} -H 'authorization: Bearer ${stack.adminToken}'`,
-      `Databases for Text-to-SQL: curl -s ${stack.url}/v1/databases${values["no-demo-db"] ? "" : `   (the demo: curl -s ${stack.url}/v1/databases/demo)`}`,
+      ...(values["no-demo-db"]
+        ? [`Databases for Text-to-SQL: curl -s ${stack.url}/v1/databases`]
+        : [
+            "Ask the demo database a question (Text-to-SQL; the answer has the SQL, the rows and every self-correction round):",
+            `  curl -s -X POST ${stack.url}/v1/workflows -H 'content-type: application/json' -H 'prefer: wait=60' \\`,
+            `    -d '{"kind":"text2sql","database":"demo","question":"Which five customers spent the most?"}'`,
+          ]),
+      `OpenAI-compatible: curl -s ${stack.url}/v1/chat/completions -H 'content-type: application/json' -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":32}'`,
       "More load: npm run demo   |   Ctrl-C stops everything",
       "",
     ].join("\n"),

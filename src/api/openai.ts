@@ -18,6 +18,7 @@ import { instanceObjectName } from "../objects/names";
 import type { ErrorCode } from "../objects/result";
 import { callFailure, openaiError, OpenAIShaper, sse, usage } from "./openai-format";
 import { defaultSloSeconds, oneCallSpec, parseOpenAIRequest, parsePoolHeader, parseSloHeader, type Endpoint, type OpenAIRequest } from "./openai-schemas";
+import { newWorkflowId } from "./workflow-ids";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -40,11 +41,6 @@ const ERROR_STATUS: Record<ErrorCode, ContentfulStatusCode> = { invalid_request:
 
 function fail(c: Ctx, status: ContentfulStatusCode, code: string, message: string, param: string | null = null): Response {
   return c.json(openaiError(status, code, message, param), status);
-}
-
-function newWorkflowId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `wf_${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 /** The instance's newline-delimited events, one at a time; a stream that breaks or ends early becomes an error event. */

@@ -5,12 +5,19 @@ import { DEFAULT_SLO_SCALE, WorkflowIdSchema } from "./schemas";
 import { DEFAULT_TENANT } from "../objects/names";
 import type { StartInput } from "../objects/workflow";
 import { parseWorkflowRequest, text2sqlStart } from "./workflow-request";
+import { newWorkflowId } from "./workflow-ids";
 import { workflowView } from "./workflow-view";
 
-function newWorkflowId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `wf_${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+/** `Prefer: wait=N` (RFC 7240): hold the answer up to N seconds (at most MAX_WAIT_S) for the workflow to end. */
+const MAX_WAIT_S = 60;
+const WAIT_POLL_MS = 100;
+
+function preferredWaitS(header: string | undefined): number {
+  const m = /(?:^|[,;\s])wait\s*=\s*(\d+)/i.exec(header ?? "");
+  return m?.[1] === undefined ? 0 : Math.min(Number(m[1]), MAX_WAIT_S);
 }
+
+const ENDED = new Set(["succeeded", "failed", "cancelled"]);
 
 export const workflows = new Hono<{ Bindings: Env }>()
   .post("/", async (c) => {
@@ -37,6 +44,16 @@ export const workflows = new Hono<{ Bindings: Env }>()
     const sloS = body.sloMs !== undefined ? body.sloMs / 1000 : DEFAULT_SLO_SCALE * clock.baseSloS;
     const r = await c.env.WORKFLOW.getByName(id).start({ id, sloS, arrivalS: clock.nowS, pool: body.pool, ...what });
     if (!r.ok) return failure(c, r.error);
+    const waitS = preferredWaitS(c.req.header("prefer"));
+    // The workflow runs whether or not anyone waits; waiting only decides which answer this request gets.
+    for (const end = Date.now() + waitS * 1000; Date.now() < end; ) {
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+      const v = await c.env.WORKFLOW.getByName(id).view();
+      if (v.ok && ENDED.has(v.value.meta.status)) {
+        c.header("preference-applied", `wait=${waitS}`);
+        return c.json(workflowView(v.value.meta, v.value.calls), 200);
+      }
+    }
     return c.json({ id, status: r.value.status, links: { self: `/v1/workflows/${id}` } }, 202);
   })
   .get("/:id", async (c) => {

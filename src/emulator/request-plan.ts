@@ -11,7 +11,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { TASK_MARKER } from "../core/text2sql/format";
 import { badRequest, type ApiError } from "./errors";
 import { ChatRequestSchema, CompletionRequestSchema, describeIssues, messageText, type CommonFields } from "./openai-shapes";
-import { answerPieces, DEFAULT_SQL_ERROR_RATE, text2sqlAnswer } from "./text2sql/answer";
+import { DEFAULT_SQL_ERROR_RATE, text2sqlPieces } from "./text2sql/answer";
 import { applyStop, chatPromptTokens, completionPromptTokens, syntheticTokens } from "./text";
 
 export type Endpoint = "completion" | "chat";
@@ -148,9 +148,8 @@ export function planRequest(endpoint: Endpoint, body: unknown, headers: Incoming
       ),
     );
   }
-  // A Text-to-SQL workflow prompt gets its answer, and the call runs for as many tokens as the answer has.
-  const answer = p.text === undefined ? undefined : text2sqlAnswer(p.text, ctx.seed, ctx.sqlErrorRate ?? DEFAULT_SQL_ERROR_RATE);
-  const answerTokens = answer === undefined ? undefined : answerPieces(answer);
+  // A Text-to-SQL workflow prompt gets its answer after reasoning of its step's traced length (see text2sqlPieces).
+  const answerTokens = p.text === undefined ? undefined : text2sqlPieces(p.text, ctx.seed, ctx.sqlErrorRate ?? DEFAULT_SQL_ERROR_RATE, maxTokens);
   const natural = answerTokens?.length ?? outputHint ?? (explicitMax || p.ignoreEos || endpoint === "completion" ? maxTokens : DEFAULT_CHAT_OUTPUT);
   const outputTokens = Math.min(natural, maxTokens);
   if (!ctx.fits(promptTokens + outputTokens)) {

@@ -81,11 +81,14 @@ describe("emulator: Text-to-SQL answers", () => {
     }
   });
 
-  it("writes candidate SQL over the schema only, and the token count matches the text", async () => {
+  it("writes candidate SQL over the schema only, after reasoning that makes the call as long as a traced candidate", async () => {
     for (const question of questions) {
       const res = await complete(emus.right!, buildCandidatePrompt({ question, schema }));
       const text = res.choices[0]?.text ?? "";
-      expect(res.usage.completion_tokens).toBe(Math.ceil(text.length / 4));
+      // The first candidate's output lengths in the traces run from 413 to 1,026 tokens (TOKEN_FITS); max_tokens is 1,000.
+      expect(res.usage.completion_tokens).toBeGreaterThanOrEqual(413);
+      expect(res.usage.completion_tokens).toBeLessThanOrEqual(1000);
+      expect(text.trimEnd().endsWith("```")).toBe(true);
       expect(res.choices[0]?.finish_reason).toBe("stop");
       const sql = parseCandidate(text);
       expect(sql.ok).toBe(true);

@@ -15,7 +15,7 @@ import { taskLine } from "../../src/core/text2sql/format";
 import { newText2SqlRun, onExecuted, onStageDone, type ExecOutcome, type Text2SqlAction } from "../../src/core/text2sql/run";
 import { Text2SqlConfigSchema, Text2SqlRunSchema, text2sqlTemplate, type Text2SqlRun } from "../../src/core/text2sql/run-state";
 import type { StageSpec } from "../../src/core/workflow";
-import { text2sqlAnswer } from "../../src/emulator/text2sql/answer";
+import { text2sqlAnswer, text2sqlPieces } from "../../src/emulator/text2sql/answer";
 import { DemoQuestionsSchema } from "../../scripts/lib/demo-data/questions-schema";
 
 const root = new URL("../..", import.meta.url);
@@ -30,7 +30,7 @@ beforeAll(async () => {
   schema = readSqliteSchema(db);
 });
 
-type Model = (prompt: string, step: string) => string;
+type Model = (prompt: string, step: string, maxTokens: number) => string;
 const executedSql: string[] = [];
 
 function execute(sql: string, maxRows: number): ExecOutcome {
@@ -60,7 +60,7 @@ function drive(question: string, model: Model, config: Partial<Text2SqlRun["conf
     run = Text2SqlRunSchema.parse(JSON.parse(JSON.stringify(run)));
     if (action.kind === "stage") {
       stages.push(action.stage);
-      action = onStageDone(run, action.stage.calls.map((c) => model(c.messages?.[0]?.content ?? "", c.step)));
+      action = onStageDone(run, action.stage.calls.map((c) => model(c.messages?.[0]?.content ?? "", c.step, c.maxTokens ?? 512)));
     } else if (action.kind === "execute") {
       const maxRows = action.maxRows;
       action = onExecuted(run, action.queries.map((q) => exec(q.sql, maxRows)));
@@ -71,7 +71,8 @@ function drive(question: string, model: Model, config: Partial<Text2SqlRun["conf
   throw new Error("the run did not end within 200 steps");
 }
 
-const emulator = (seed: number, rate: number): Model => (prompt) => text2sqlAnswer(prompt, seed, rate) ?? "";
+/** The emulator's answers as it streams them: reasoning filler of the step's traced length, then the answer. */
+const emulator = (seed: number, rate: number): Model => (prompt, _step, maxTokens) => (text2sqlPieces(prompt, seed, rate, maxTokens) ?? []).join("");
 
 /** The emulator's answers except for one step, which the script replaces. */
 const scripted = (overrides: Partial<Record<string, (prompt: string) => string>>, rate = 0): Model => (prompt, step) =>

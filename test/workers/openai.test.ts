@@ -235,19 +235,24 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     }
   });
 
-  it("cancels the workflow when a streaming client goes away: its queued call leaves the instance", async () => {
-    // Called in this context (not through the Worker's service binding, which does not pass a
-    // reader's cancel on), so cancelling the body reaches the endpoint's stream as a disconnect would.
+  /** One slot on a100-0, held by a call vLLM does not answer until `release()`: the next call waits in hexflow's queue. */
+  async function busyInstance() {
     expect((await admin("/pools/default/instances/a100-0", "PATCH", { maxConcurrency: 1 })).status).toBe(200);
-    // vLLM holds the first call until the test lets it go, so the second one waits in hexflow's queue.
-    let release = false;
+    let released = false;
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => {
-      while (!release) await new Promise((r) => setTimeout(r, 10));
+      while (!released) await new Promise((r) => setTimeout(r, 10));
       return Response.json({ error: { message: "done waiting" } }, { status: 500 });
     });
     const queue = async () => (await (await admin("/pools/default/instances/a100-0/queue", "GET")).json()) as { queued: number; running: number };
     const busy = post("/v1/completions", { prompt: "first", max_tokens: 4 });
     await until(async () => ((await queue()).running === 1 ? true : undefined));
+    return { queue, busy, release: () => (released = true) };
+  }
+
+  // Both run in this context (not through the Worker's service binding, which passes neither a reader's
+  // cancel nor an abort on), so the endpoint sees them as it sees a client going away.
+  it("cancels the workflow when a streaming client goes away: its queued call leaves the instance", async () => {
+    const { queue, busy, release } = await busyInstance();
     const ctx = createExecutionContext();
     const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4, stream: true }) });
     const res = await app.fetch(req, env, ctx);
@@ -260,8 +265,23 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     const v = (await (await api(`/v1/workflows/${res.headers.get("x-hexflow-workflow-id")}`)).json()) as WorkflowView;
     expect(v.status).toBe("cancelled");
     expect((await queue()).queued).toBe(0);
-    release = true;
+    release();
     expect((await busy).status).toBe(502);
+  }, 20_000);
+
+  it("cancels the workflow when a non-streamed client goes away (request.signal, enable_request_signal)", async () => {
+    const { queue, busy, release } = await busyInstance();
+    const ctx = createExecutionContext();
+    const abort = new AbortController();
+    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", signal: abort.signal, headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4 }) });
+    const pending = app.fetch(req, env, ctx);
+    await until(async () => ((await queue()).queued === 1 ? true : undefined));
+    abort.abort();
+    await until(async () => ((await queue()).queued === 0 ? true : undefined));
+    release();
+    expect((await busy).status).toBe(502);
+    await Promise.resolve(pending).catch(() => undefined);
+    await waitOnExecutionContext(ctx);
   }, 20_000);
 
   it("answers 503 when the pool has no instance", async () => {

@@ -136,6 +136,20 @@ describe("text2sql workflows", () => {
     expect(left?.n).toBe(4);
   });
 
+  it("with Prefer: wait, one request answers with the SQL and rows", async () => {
+    fakeModel();
+    const res = await api("/v1/workflows", {
+      method: "POST",
+      headers: { "content-type": "application/json", prefer: "wait=10" },
+      body: JSON.stringify({ kind: "text2sql", database: "shop", question: "List the stores and their cities.", sloMs: 600_000 }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("preference-applied")).toBe("wait=10");
+    const v = (await res.json()) as View;
+    expect(v.status).toBe("succeeded");
+    expect(v.text2sql.rows?.length).toBeGreaterThan(0);
+  });
+
   it("a repeated alarm changes nothing once the workflow has ended", async () => {
     fakeModel();
     const v = await run({ question: "How many orders were shipped?", candidates: 1 });

@@ -7,6 +7,8 @@ import { fence, TASK_MARKER } from "../../core/text2sql/format";
 import { ROUTER_DONE } from "../../core/text2sql/prompts/router";
 import { SCHEMA_SELECTION_STEP } from "../../core/text2sql/prompts/schema-linking";
 import { uniformInt, type Rng } from "../../core/rng";
+import { TOKEN_FITS, drawTokens, type TokenDist } from "../../sim/synthetic";
+import { syntheticTokens } from "../text";
 import { readDdl, section } from "./ddl";
 import { generateSql } from "./sql";
 import { matchingColumns, promptRng, questionWords, rankTables, wordsOf } from "./words";
@@ -92,4 +94,32 @@ export function answerPieces(answer: string): string[] {
   const pieces: string[] = [];
   for (let i = 0; i < answer.length; i += 4) pieces.push(answer.slice(i, i + 4));
   return pieces;
+}
+
+/** Output lengths of the traces' steps (candidates: the first candidate's fit); selection has no trace of its own. */
+const OUTPUT_FITS: Readonly<Record<string, TokenDist | undefined>> = {
+  [STEP.retriever]: TOKEN_FITS[STEP.retriever]?.out,
+  [STEP.unitTester]: TOKEN_FITS[STEP.unitTester]?.out,
+  [STEP.keywords]: TOKEN_FITS[STEP.keywords]?.out,
+  [STEP.candidate]: TOKEN_FITS["candidate#0"]?.out,
+  [STEP.revise]: TOKEN_FITS[STEP.revise]?.out,
+  [STEP.unitTest]: TOKEN_FITS[STEP.unitTest]?.out,
+  [STEP.evaluate]: TOKEN_FITS[STEP.evaluate]?.out,
+};
+
+/**
+ * The answer as tokens, after reasoning filler that brings the call to a length drawn from its step's
+ * distribution in the traces (capped at max_tokens, so the answer itself always fits): the GPU time of an
+ * emulated workflow is then that of a CHESS one. The filler is plain words with no brackets, fences,
+ * numbered lines or `test N:` patterns, so every parser skips it as prose. undefined for other prompts.
+ */
+export function text2sqlPieces(prompt: string, seed: number, sqlErrorRate: number, maxTokens: number): string[] | undefined {
+  const answer = text2sqlAnswer(prompt, seed, sqlErrorRate);
+  if (answer === undefined) return undefined;
+  const pieces = answerPieces(answer);
+  const fit = OUTPUT_FITS[taskOf(prompt) ?? ""];
+  if (fit === undefined) return pieces;
+  const target = Math.min(drawTokens(promptRng(seed + 1, prompt), fit), maxTokens);
+  const filler = target - pieces.length - 1;
+  return filler > 0 ? [...syntheticTokens(seed, prompt, filler), "\n\n", ...pieces] : pieces;
 }

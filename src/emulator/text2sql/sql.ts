@@ -1,5 +1,5 @@
 /**
- * Candidate and revised SQL over the prompt's schema: a plain SELECT of question-related columns,
+ * Candidate and revised SQL over the prompt's schema: a SELECT of question-related columns (sometimes DISTINCT or ordered),
  * or, with the given probability, one SQLite rejects (a missing column) or one that returns no rows.
  */
 import { quoteIdentifier } from "../../core/db-schema";
@@ -21,7 +21,12 @@ export function generateSql(tables: readonly DdlTable[], words: Set<string>, err
   const columns = (matched.length > 0 ? matched : [table.columns[uniformInt(rng, table.columns.length)] ?? "*"]).slice(0, 3);
   const select = columns.map((c) => (c === "*" ? c : quoteIdentifier(c))).join(", ");
   const wrong = errorRate > 0 && rng.next() < errorRate;
-  if (!wrong) return `SELECT ${select} FROM ${from} LIMIT 100;`;
+  // Independent samples of a real model differ in shape as well as in mistakes; so do these.
+  if (!wrong) {
+    const distinct = rng.next() < 0.3 ? "DISTINCT " : "";
+    const order = rng.next() < 0.5 ? ` ORDER BY ${quoteIdentifier(columns[0] ?? table.columns[0] ?? "rowid")}` : "";
+    return `SELECT ${distinct}${select} FROM ${from}${order} LIMIT 100;`;
+  }
   if (rng.next() < 0.5) return `SELECT ${MISSING_COLUMN} FROM ${from};`;
   const filter = quoteIdentifier(table.columns[0] ?? "rowid");
   return `SELECT ${select} FROM ${from} WHERE ${filter} = '${IMPOSSIBLE_VALUE}';`;
