@@ -1,5 +1,7 @@
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { gatewayAuxWorker } from "./scripts/lib/tuner-test-gateway.ts";
 
 export default defineConfig({
   test: {
@@ -25,15 +27,42 @@ export default defineConfig({
       {
         // Runs inside workerd (Miniflare) with the gateway Worker from wrangler.toml.
         plugins: [
-          cloudflareTest({
+          cloudflareTest(async () => ({
             wrangler: { configPath: "./wrangler.toml" },
             remoteBindings: false,
-            miniflare: { bindings: { ADMIN_TOKEN: "test-admin-token-0123456789", DISPATCH_SWEEP: process.env.HEXFLOW_DISPATCH_SWEEP ?? "0" } },
-          }),
+            miniflare: {
+              bindings: {
+                ADMIN_TOKEN: "test-admin-token-0123456789",
+                DISPATCH_SWEEP: process.env.HEXFLOW_DISPATCH_SWEEP ?? "0",
+                // The TRACES schema, read here in Node and applied in workerd by test/workers/setup-d1.ts.
+                TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url))),
+              },
+            },
+          })),
         ],
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
+          setupFiles: ["./test/workers/setup-d1.ts"],
+        },
+      },
+      {
+        // The tuner Worker (workers/tuner/wrangler.toml) in workerd, with the real gateway beside it as an
+        // auxiliary Worker: the tuner's COORDINATOR binding names the gateway's script.
+        plugins: [
+          cloudflareTest(async () => ({
+            wrangler: { configPath: "./workers/tuner/wrangler.toml" },
+            remoteBindings: false,
+            miniflare: {
+              bindings: { ADMIN_TOKEN: "test-admin-token-0123456789", TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url))) },
+              workers: [gatewayAuxWorker({ ADMIN_TOKEN: "test-admin-token-0123456789" })],
+            },
+          })),
+        ],
+        test: {
+          name: "tuner",
+          include: ["test/tuner/**/*.test.ts"],
+          testTimeout: 60_000,
         },
       },
     ],

@@ -113,6 +113,18 @@ async function loadDemoDatabase(stateDir: string, keepState: boolean): Promise<{
   return { loaded: true, ms: performance.now() - started };
 }
 
+/**
+ * Applies migrations/ to the local TRACES D1 of the state directory, before the dev server opens it
+ * (like the demo load, and in parallel with it: each database is its own SQLite file). Wrangler skips
+ * the migrations a kept state already has. Returns how long it took, in ms.
+ */
+async function applyTraceMigrations(stateDir: string): Promise<number> {
+  const started = performance.now();
+  const r = await runWrangler(["d1", "migrations", "apply", "TRACES", "--local", "--persist-to", resolve(stateDir)]);
+  if (r.code !== 0) throw new Error(`applying the TRACES migrations to the local D1 failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+  return performance.now() - started;
+}
+
 async function registerDemoDatabase(url: string): Promise<void> {
   const res = await fetch(`${url}/v1/databases`, {
     method: "POST",
@@ -127,8 +139,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   const adminToken = randomBytes(24).toString("hex");
   if (!o.keepState) rmSync(o.stateDir, { recursive: true, force: true });
   const demo = o.demoDatabase === true ? loadDemoDatabase(o.stateDir, o.keepState) : Promise.resolve(undefined);
+  const traces = applyTraceMigrations(o.stateDir);
   // Awaited before the dev server starts; this keeps a failure from being unhandled meanwhile.
   demo.catch(() => undefined);
+  traces.catch(() => undefined);
   const emulators = await Promise.all(
     o.fleet.map(async (gpu, i) => ({ id: `${gpu.toLowerCase()}-${i}`, gpu, ...(await startEmulatorProcess(gpu, o.timeScale, i + 1)) })),
   );
@@ -144,6 +158,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   try {
     const loaded = await demo;
+    const migratedMs = await traces;
+    if (!o.quiet) process.stdout.write(`applied the TRACES migrations to local D1 in ${(migratedMs / 1000).toFixed(1)} s\n`);
     if (loaded !== undefined && !o.quiet) process.stdout.write(loaded.loaded ? `loaded the demo database into local D1 in ${(loaded.ms / 1000).toFixed(1)} s\n` : "the demo database is already in local D1 (kept state)\n");
     worker = await unstable_startWorker({
       config: join(ROOT, "wrangler.toml"),

@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import { errorBody } from "./errors";
 import { instanceObjectName } from "../objects/names";
 import { failure } from "./results";
+import { adminTraces } from "./admin-traces";
+import { adminTuning } from "./admin-tuning";
 
 type AdminEnv = { Bindings: Env };
 
@@ -35,6 +37,8 @@ export const admin = new Hono<AdminEnv>()
     await next();
     return undefined;
   })
+  .route("/traces", adminTraces)
+  .route("/", adminTuning)
   .get("/pools/:pool", async (c) => c.json(await c.env.COORDINATOR.getByName(c.req.param("pool")).pool()))
   .post("/pools/:pool/instances", async (c) => {
     const body = await jsonBody(c.req.raw);

@@ -9,6 +9,9 @@ import { err, ok, type Result } from "./result";
 import type { OutstandingCall } from "./gpu-instance";
 import { instanceObjectName } from "./names";
 import { migrate } from "./sqlite";
+import { DEFAULTS, PolicyUpdateSchema, SettingsSchema, type Settings, type TuningContext } from "./pool-settings";
+
+export { PolicyUpdateSchema, type TuningContext } from "./pool-settings";
 
 const MIGRATIONS = [
   `CREATE TABLE instances (id TEXT PRIMARY KEY, json TEXT NOT NULL);
@@ -19,17 +22,11 @@ const MIGRATIONS = [
   `DROP TABLE outstanding`,
 ];
 
-const SettingsSchema = z.object({ pool: z.string(), policy: z.string(), alpha: z.number().min(0).max(1), alphaVersion: z.number().int(), timeScale: z.number().positive().nullable() });
-type Settings = z.infer<typeof SettingsSchema>;
-/** α 0.7: what the tuner finds for hexgen on the reference pool and traces (docs/benchmarks.md). */
-const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.7, alphaVersion: 1, timeScale: null };
-
-export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional() }).strict();
-
 export interface PoolView {
   policy: string;
   alpha: number;
   alphaVersion: number;
+  pinned: boolean;
   timeScale: number | null;
   baseSloS: number | null;
   instances: (InstanceRecord & { loadS: number; queued: number; running: number })[];
@@ -116,10 +113,30 @@ export class CoordinatorObject extends DurableObject<Env> {
     const s = this.settings();
     const policy = parsed.data.policy ?? s.policy;
     if (getPolicy(policy) === undefined) return err("invalid_request", `unknown policy "${policy}" (known: ${POLICY_NAMES.join(", ")})`);
-    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1 });
+    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned });
     this.scheduler = undefined;
     await Promise.all(this.records().map((r) => this.configureInstance(r)));
     return ok(this.pool());
+  }
+
+  tuningContext(): TuningContext {
+    const { pool, policy, alpha, alphaVersion, pinned } = this.settings();
+    return { pool, policy, alpha, alphaVersion, pinned, instances: this.records() };
+  }
+
+  /**
+   * The tuner's install: refused when α is pinned, or when α changed since the tuner read it (its
+   * simulation compared against an α that is no longer current).
+   */
+  installAlpha(alpha: number, basedOnVersion: number): Result<{ alphaVersion: number }> {
+    if (!Number.isFinite(alpha) || alpha < 0 || alpha > 1) return err("invalid_request", `α must be in [0, 1], got ${alpha}`);
+    const s = this.settings();
+    if (s.pinned) return err("conflict", "α is pinned for this pool: automatic tuning is off");
+    if (s.alphaVersion !== basedOnVersion) return err("conflict", `α changed meanwhile (version ${s.alphaVersion}, tuned against ${basedOnVersion})`);
+    this.saveSettings({ ...s, alpha, alphaVersion: s.alphaVersion + 1 });
+    // α only weighs dispatch scores: a new scheduler picks it up, the instances' queues are unaffected.
+    this.scheduler = undefined;
+    return ok({ alphaVersion: s.alphaVersion + 1 });
   }
 
   pool(): PoolView {

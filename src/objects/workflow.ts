@@ -8,6 +8,7 @@ import { instanceObjectName } from "./names";
 import { err, ok, type Result } from "./result";
 import { advanceText2Sql } from "./text2sql-driver";
 import { MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
+import { traceOwed, writeTraceIfOwed } from "./workflow-trace";
 
 export type { CallRecord, WorkflowMeta } from "./workflow-store";
 
@@ -80,15 +81,20 @@ export class WorkflowObject extends DurableObject<Env> {
     else if (result === "workflow-done") await this.finish(meta, "succeeded");
   }
 
-  /** Idempotent: it acts only on a running text2sql workflow whose stage has finished, from what storage says. */
+  /**
+   * Idempotent, from what storage says: it advances a running text2sql workflow whose stage has finished,
+   * and writes an ended workflow's trace to D1 once (see workflow-trace.ts).
+   */
   override async alarm(): Promise<void> {
     const meta = this.meta();
-    if (meta?.text2sql === undefined || meta.status !== "running" || meta.state.pending.length > 0) return;
-    await advanceText2Sql(
-      { env: this.env, store: this.store, release: (m) => this.releaseNext(m), finish: (m, status, error) => this.finish(m, status, error) },
-      meta,
-      meta.text2sql,
-    );
+    if (meta?.text2sql !== undefined && meta.status === "running" && meta.state.pending.length === 0) {
+      await advanceText2Sql(
+        { env: this.env, store: this.store, release: (m) => this.releaseNext(m), finish: (m, status, error) => this.finish(m, status, error) },
+        meta,
+        meta.text2sql,
+      );
+    }
+    await writeTraceIfOwed(this.env, this.ctx.storage.sql, this.meta(), () => this.calls());
   }
 
   async cancel(): Promise<Result<{ status: string }>> {
@@ -155,6 +161,9 @@ export class WorkflowObject extends DurableObject<Env> {
     meta.status = status;
     if (error !== undefined) meta.error = error;
     this.saveMeta(meta);
+    // The trace goes to D1 from the alarm, so whoever ended the workflow never waits on D1.
+    traceOwed(this.ctx.storage.sql);
+    await this.ctx.storage.setAlarm(Date.now());
     if (status === "succeeded") return;
     const open = this.calls().filter((c) => c.finishedAt === undefined);
     const byInstance = new Map<string, string[]>();

@@ -164,7 +164,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     if (item !== undefined && (step === undefined || item.arrivalS < step.t)) {
       now = item.arrivalS;
       nextArrival += 1;
-      const w = startWorkflow(item.id, item.spec, item.arrivalS, cfg.sloS);
+      const w = startWorkflow(item.id, item.spec, item.arrivalS, item.sloS ?? cfg.sloS);
       workflows.set(w.id, w);
       callsOf.set(w.id, callCount(item.spec));
       dispatch(releaseNextStage(w, ctx, now), now);

@@ -8,6 +8,8 @@ export interface WorkloadItem {
   id: string;
   arrivalS: number;
   spec: WorkflowSpec;
+  /** This workflow's own end-to-end SLO (a replayed trace records one per workflow); absent, the run's. */
+  sloS?: number;
 }
 
 export type WorkloadSource = { kind: "synthetic" } | { kind: "trace"; entries: readonly TraceEntry[] };
