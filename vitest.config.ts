@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { fileURLToPath } from "node:url";
+import { Response } from "miniflare";
 import { defineConfig } from "vitest/config";
 import { gatewayAuxWorker } from "./scripts/lib/tuner-test-gateway.ts";
 
@@ -37,6 +38,11 @@ export default defineConfig({
                 // The TRACES schema, read here in Node and applied in workerd by test/workers/setup-d1.ts.
                 TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url))),
               },
+              // wrangler.toml binds the tuner Worker as TUNER; it does not run in this project, so TUNER
+              // answers like a tuner that is down (the tuner project runs the real one behind the gateway).
+              serviceBindings: {
+                TUNER: () => Response.json({ error: { code: "unavailable", message: "the tuner Worker does not run in the workers test project" } }, { status: 503 }),
+              },
             },
           })),
         ],
@@ -48,14 +54,17 @@ export default defineConfig({
       },
       {
         // The tuner Worker (workers/tuner/wrangler.toml) in workerd, with the real gateway beside it as an
-        // auxiliary Worker: the tuner's COORDINATOR binding names the gateway's script.
+        // auxiliary Worker: the tuner's COORDINATOR binding names the gateway's script, and the gateway's
+        // TUNER binding names this project's Worker (vitest-pool-workers calls it "vitest-pool-workers-runner-<project>").
         plugins: [
           cloudflareTest(async () => ({
             wrangler: { configPath: "./workers/tuner/wrangler.toml" },
             remoteBindings: false,
             miniflare: {
               bindings: { ADMIN_TOKEN: "test-admin-token-0123456789", TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url))) },
-              workers: [gatewayAuxWorker({ ADMIN_TOKEN: "test-admin-token-0123456789" })],
+              // For the tests only: the gateway, to call its admin routes (POST /admin/pools/:pool/tune comes back here through TUNER).
+              serviceBindings: { TEST_GATEWAY: "hexflow-gateway" },
+              workers: [gatewayAuxWorker({ ADMIN_TOKEN: "test-admin-token-0123456789" }, "vitest-pool-workers-runner-tuner")],
             },
           })),
         ],

@@ -6,10 +6,11 @@
  * in count and in time.
  *
  * Prints one JSON object per line: `submitted`, `ended`, then one `result` with every workflow.
- * `npm run loadgen -- --url http://127.0.0.1:8787 --rate 0.5 --workflows 40 --time-scale 10`.
+ * `npm run loadgen -- --url http://127.0.0.1:8787 --rate 0.5 --workflows 40 --time-scale 10`;
+ * `--change-at K --rate-factor F` multiplies the rate by F from workflow K on (a traffic change mid-run).
  */
 import { parseArgs } from "node:util";
-import { buildWorkload } from "../src/sim/workload";
+import { buildWorkload, withRateChange } from "../src/sim/workload";
 import { loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
 import { TERMINAL, getWorkflow, replayRequest, submitReplay, type WorkflowStatus } from "./lib/replay";
 import type { LoadgenEvent, LoadgenWorkflow } from "./lib/loadgen-events";
@@ -26,6 +27,8 @@ runCli(async () => {
       "slo-ms": { type: "string" },
       "timeout-s": { type: "string" },
       "poll-ms": { type: "string" },
+      "change-at": { type: "string" },
+      "rate-factor": { type: "string" },
     },
     strict: true,
   });
@@ -42,7 +45,9 @@ runCli(async () => {
   const emit = (e: LoadgenEvent): void => {
     process.stdout.write(`${JSON.stringify(e)}\n`);
   };
-  const workload = buildWorkload(source, n, rate, seed);
+  const changeAt = numberArg("change-at", values["change-at"], n, (x) => Number.isInteger(x) && x >= 0 && x <= n);
+  const factor = numberArg("rate-factor", values["rate-factor"], 1);
+  const workload = withRateChange(buildWorkload(source, n, rate, seed), changeAt, factor);
   const ids: (string | undefined)[] = new Array<string | undefined>(n);
   const rejected = new Map<number, string>();
   const ended = new Map<number, WorkflowStatus>();

@@ -17,13 +17,21 @@ runCli(async () => {
       pool: { type: "string", default: "default" },
       "keep-state": { type: "boolean", default: false },
       "no-demo-db": { type: "boolean", default: false },
+      "tune-every": { type: "string" },
+      "tuning-config": { type: "string" },
       help: { type: "boolean", default: false },
     },
     strict: true,
   });
   if (values.help) {
     process.stdout.write(
-      "usage: npm start -- [--fleet A100,A100,A6000,L40S] [--time-scale 20] [--port 8787] [--pool default] [--keep-state] [--no-demo-db]\n",
+      [
+        "usage: npm start -- [--fleet A100,A100,A6000,L40S] [--time-scale 20] [--port 8787] [--pool default] [--keep-state] [--no-demo-db]",
+        "                    [--tune-every 300] [--tuning-config '{\"threshold\":0.08,\"windowS\":900}']",
+        "  --tune-every S     run the tuner's cron every S seconds (default 300, as deployed; 0: never, tune with POST /admin/pools/:pool/tune)",
+        "  --tuning-config J  the tuner's TUNING_CONFIG (JSON overrides of src/sim/tuning-decision.ts)",
+        "",
+      ].join("\n"),
     );
     return;
   }
@@ -31,8 +39,17 @@ runCli(async () => {
   if (!fleet.ok) throw new UsageError(fleet.error);
   const timeScale = numberArg("time-scale", values["time-scale"], 20);
   const port = numberArg("port", values.port, 8787, (n) => Number.isInteger(n) && n >= 0 && n < 65_536);
+  const tuneEveryS = numberArg("tune-every", values["tune-every"], 300, (n) => n >= 0);
+  const tuningConfig = values["tuning-config"];
+  if (tuningConfig !== undefined) {
+    try {
+      JSON.parse(tuningConfig);
+    } catch {
+      throw new UsageError("--tuning-config: not valid JSON");
+    }
+  }
   process.stdout.write(`starting ${fleet.value.length} emulated vLLM servers (${fleet.value.join(", ")}, Llama-3.1-70B, ${timeScale}x real time) and wrangler dev...\n`);
-  const stack = await startStack({ fleet: fleet.value, timeScale, port, pool: values.pool, keepState: values["keep-state"], stateDir: ".wrangler/state-local", quiet: false, demoDatabase: !values["no-demo-db"] });
+  const stack = await startStack({ fleet: fleet.value, timeScale, port, pool: values.pool, keepState: values["keep-state"], stateDir: ".wrangler/state-local", quiet: false, demoDatabase: !values["no-demo-db"], tuneEveryS, ...(tuningConfig === undefined ? {} : { tuningConfig }) });
   const example = JSON.stringify({
     kind: "replay",
     calls: [
@@ -53,6 +70,9 @@ runCli(async () => {
       `  curl -s -X POST ${stack.url}/v1/workflows -H 'content-type: application/json' -d '${example}'`,
       `  curl -s ${stack.url}/v1/workflows/<id from the answer>`,
       `Pool and policy: curl -s ${stack.url}/admin/pools/${stack.pool} -H 'authorization: Bearer ${stack.adminToken}'`,
+      `α tuning (the tuner Worker at ${stack.tunerUrl}; its cron runs ${tuneEveryS > 0 ? `every ${tuneEveryS} s` : "only when asked"}): tune now, then read the decisions:`,
+      `  curl -s -X POST ${stack.url}/admin/pools/${stack.pool}/tune -H 'authorization: Bearer ${stack.adminToken}'`,
+      `  curl -s ${stack.url}/admin/pools/${stack.pool}/tuning -H 'authorization: Bearer ${stack.adminToken}'`,
       ...(values["no-demo-db"]
         ? [`Databases for Text-to-SQL: curl -s ${stack.url}/v1/databases`]
         : [

@@ -15,6 +15,8 @@ export interface LoadgenArgs {
   sloMs: number;
   timeoutS: number;
   pollMs: number;
+  /** The rate is multiplied by `factor` from workflow `atIndex` on. */
+  rateChange?: { atIndex: number; factor: number };
 }
 
 /** Runs scripts/loadgen.ts as its own process; `onEvent` hears each line as it comes. */
@@ -23,6 +25,7 @@ export function runLoadgen(a: LoadgenArgs, onEvent: (e: LoadgenEvent) => void): 
     join(ROOT, "scripts/loadgen.ts"),
     ...["--url", a.url, "--trace", a.trace, "--rate", String(a.rate), "--workflows", String(a.workflows), "--seed", String(a.seed)],
     ...["--time-scale", String(a.timeScale), "--slo-ms", String(a.sloMs), "--timeout-s", String(a.timeoutS), "--poll-ms", String(a.pollMs)],
+    ...(a.rateChange === undefined ? [] : ["--change-at", String(a.rateChange.atIndex), "--rate-factor", String(a.rateChange.factor)]),
   ];
   const child = spawn(join(ROOT, "node_modules/.bin/tsx"), args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";

@@ -2,6 +2,13 @@
  * The local stack: one emulator process per GPU, wrangler's dev server (workerd with local Durable
  * Object storage) and the registration of the fleet. Shared by `npm start` and the end-to-end test.
  *
+ * The tuner Worker (workers/tuner) runs beside the gateway in a second dev session: the two share the
+ * state directory (so the tuner's TRACES is the gateway's local D1) and a dev registry of their own (so
+ * the tuner's COORDINATOR binding, script_name "hexflow-gateway", reaches the gateway's Durable Objects
+ * over RPC, and the gateway's TUNER service binding reaches the tuner). The registry is private to the
+ * stack, so stacks running side by side (tests, benchmarks, another `npm start`) never reach each other.
+ * Local cron never fires: `tuneEveryS` runs the tuner's scheduled handler on a timer, `runTunerCron()` once.
+ *
  * The dev server runs through wrangler's own API (`unstable_startWorker`, what `wrangler dev` runs)
  * with the DevTools inspector off: with it on, wrangler relays every inspector network event to Node
  * over a fresh loopback request, and one streamed 700-token completion opens ~1,800 sockets, enough
@@ -10,8 +17,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { unstable_startWorker } from "wrangler";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { GpuType } from "../../src/core/gpu";
@@ -34,6 +42,14 @@ export interface StackOptions {
    * it as the database "demo". Off unless asked for (`npm start` asks), so benchmarks do not pay for it.
    */
   demoDatabase?: boolean;
+  /**
+   * Run the tuner's cron (its scheduled handler: every pool with recent traces, then trace pruning) every
+   * this many seconds of real time, as the deployed cron does every 300 s. Off when absent or 0, so
+   * benchmarks tune only when they ask (`runTunerCron()`, or `POST /admin/pools/:pool/tune`).
+   */
+  tuneEveryS?: number;
+  /** The tuner's TUNING_CONFIG: JSON overrides of the tuning defaults (src/sim/tuning-decision.ts). */
+  tuningConfig?: string;
 }
 
 export interface Stack {
@@ -41,6 +57,10 @@ export interface Stack {
   adminToken: string;
   pool: string;
   emulators: { id: string; gpu: GpuType; url: string; child: ChildProcess }[];
+  /** The tuner Worker's own dev server (its `POST /tune`; the gateway reaches it as TUNER). */
+  tunerUrl: string;
+  /** Runs the tuner's cron once, now (what `tuneEveryS` does on a timer); rejects when the run failed. */
+  runTunerCron(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -125,6 +145,17 @@ async function applyTraceMigrations(stateDir: string): Promise<number> {
   return performance.now() - started;
 }
 
+const TUNER_CONFIG = join(ROOT, "workers/tuner/wrangler.toml");
+
+/** Triggers the tuner's scheduled handler through Miniflare's trigger route (wrangler dev's `/cdn-cgi/handler/scheduled`). */
+async function runCron(tunerUrl: string): Promise<void> {
+  const res = await fetch(`${tunerUrl}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("*/5 * * * *")}&time=${Date.now()}`);
+  const body = await res.text();
+  if (!res.ok) throw new Error(`the tuner's cron run failed: HTTP ${res.status} ${body.slice(0, 500)}`);
+}
+
+const isSqliteBusy = (e: unknown): boolean => e instanceof Error && /SQLITE_BUSY|database is locked/.test(e.message);
+
 async function registerDemoDatabase(url: string): Promise<void> {
   const res = await fetch(`${url}/v1/databases`, {
     method: "POST",
@@ -138,8 +169,22 @@ async function registerDemoDatabase(url: string): Promise<void> {
 export async function startStack(o: StackOptions): Promise<Stack> {
   const adminToken = randomBytes(24).toString("hex");
   if (!o.keepState) rmSync(o.stateDir, { recursive: true, force: true });
-  const demo = o.demoDatabase === true ? loadDemoDatabase(o.stateDir, o.keepState) : Promise.resolve(undefined);
-  const traces = applyTraceMigrations(o.stateDir);
+  const firstDemo = o.demoDatabase === true ? loadDemoDatabase(o.stateDir, o.keepState) : Promise.resolve(undefined);
+  const firstTraces = applyTraceMigrations(o.stateDir);
+  // The two wrangler processes share the D1 namespace's metadata.sqlite, and now and then one opens it while
+  // the other holds the lock (workerd: "database is locked: SQLITE_BUSY", fatal at its start, so nothing was
+  // written): then the loser runs again, alone, once the first attempts are over.
+  const firstOver = Promise.allSettled([firstDemo, firstTraces]);
+  const traces = firstTraces.catch(async (e: unknown) => {
+    if (!isSqliteBusy(e)) throw e;
+    await firstOver;
+    return applyTraceMigrations(o.stateDir);
+  });
+  const demo = firstDemo.catch(async (e: unknown) => {
+    if (!isSqliteBusy(e)) throw e;
+    await Promise.allSettled([firstOver, traces]);
+    return loadDemoDatabase(o.stateDir, o.keepState);
+  });
   // Awaited before the dev server starts; this keeps a failure from being unhandled meanwhile.
   demo.catch(() => undefined);
   traces.catch(() => undefined);
@@ -152,7 +197,15 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   };
   // Whoever ends this process (wrangler installs its own SIGINT handler that exits), the emulators go too.
   process.once("exit", stopEmulators);
-  let worker: Awaited<ReturnType<typeof unstable_startWorker>>;
+  let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+  let tuner: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+  // The two dev sessions' own registry (see the top of this file); removed by stop().
+  const registry = mkdtempSync(join(tmpdir(), "hexflow-dev-registry-"));
+  process.once("exit", () => rmSync(registry, { recursive: true, force: true }));
+  const dispose = async (): Promise<void> => {
+    await Promise.allSettled([worker?.dispose(), tuner?.dispose()]);
+    rmSync(registry, { recursive: true, force: true });
+  };
   // Miniflare fetches a real `request.cf` from workers.cloudflare.com; nothing here reads it, and
   // offline the failure prints a stack trace that looks like ours.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
@@ -161,20 +214,43 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const migratedMs = await traces;
     if (!o.quiet) process.stdout.write(`applied the TRACES migrations to local D1 in ${(migratedMs / 1000).toFixed(1)} s\n`);
     if (loaded !== undefined && !o.quiet) process.stdout.write(loaded.loaded ? `loaded the demo database into local D1 in ${(loaded.ms / 1000).toFixed(1)} s\n` : "the demo database is already in local D1 (kept state)\n");
-    worker = await unstable_startWorker({
-      config: join(ROOT, "wrangler.toml"),
-      bindings: { ADMIN_TOKEN: { type: "plain_text", value: adminToken } },
-      dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: o.stateDir, logLevel: o.quiet ? "error" : "warn", watch: false },
-    });
-    await worker.ready;
+    const dev = { inspector: false, persist: o.stateDir, registry, logLevel: o.quiet ? "error" : "warn", watch: false } as const;
+    const tunerBindings = {
+      ADMIN_TOKEN: { type: "plain_text", value: adminToken },
+      ...(o.tuningConfig === undefined ? {} : { TUNING_CONFIG: { type: "plain_text", value: o.tuningConfig } }),
+    } as const;
+    // Both sessions start together: the tuner adds about a second to the start-up, not its own seven.
+    [worker, tuner] = await Promise.all([
+      unstable_startWorker({ config: join(ROOT, "wrangler.toml"), bindings: { ADMIN_TOKEN: { type: "plain_text", value: adminToken } }, dev: { ...dev, server: { hostname: "127.0.0.1", port } } }),
+      unstable_startWorker({ config: TUNER_CONFIG, bindings: tunerBindings, dev: { ...dev, server: { hostname: "127.0.0.1", port: 0 } } }),
+    ]);
+    await Promise.all([worker.ready, tuner.ready]);
   } catch (e) {
     stopEmulators();
+    await dispose();
     throw e;
   }
   const url = `http://127.0.0.1:${port}`;
+  const tunerUrl = (await tuner.url).origin;
+  let cronTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
   const stop = async (): Promise<void> => {
+    stopped = true;
+    clearTimeout(cronTimer);
     stopEmulators();
-    await worker.dispose();
+    await dispose();
+  };
+  const runTunerCron = (): Promise<void> => runCron(tunerUrl);
+  // One run at a time: the next is scheduled when the previous one has ended.
+  const scheduleCron = (everyS: number): void => {
+    cronTimer = setTimeout(() => {
+      void runTunerCron()
+        .catch((e: unknown) => process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`))
+        .finally(() => {
+          if (!stopped) scheduleCron(everyS);
+        });
+    }, everyS * 1000);
+    cronTimer.unref();
   };
   try {
     const existing = (await (await adminFetch(url, adminToken, `/pools/${o.pool}`)).json()) as { instances?: { id: string }[] };
@@ -188,5 +264,6 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await stop();
     throw e;
   }
-  return { url, adminToken, pool: o.pool, emulators, stop };
+  if (o.tuneEveryS !== undefined && o.tuneEveryS > 0) scheduleCron(o.tuneEveryS);
+  return { url, adminToken, pool: o.pool, emulators, tunerUrl, runTunerCron, stop };
 }

@@ -9,7 +9,11 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-export function gatewayAuxWorker(bindings: Record<string, string>) {
+/**
+ * `tuner`: the Worker that the gateway's TUNER service binding (wrangler.toml) names here, e.g. the tuner
+ * under test (`vitest-pool-workers-runner-<project>`, the name vitest-pool-workers gives a project's Worker).
+ */
+export function gatewayAuxWorker(bindings: Record<string, string>, tuner?: string) {
   const outdir = path.join(ROOT, ".wrangler", "tmp", "tuner-test-gateway");
   execFileSync(path.join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir, "-c", path.join(ROOT, "wrangler.toml")], { cwd: ROOT, stdio: "pipe" });
   const sqlite = (className: string) => ({ className, useSQLite: true });
@@ -23,5 +27,6 @@ export function gatewayAuxWorker(bindings: Record<string, string>) {
     // Same database ids as wrangler.toml, so the tuner's TRACES is the gateway's.
     d1Databases: { TRACES: "00000000-0000-4000-8000-000000000001", DEMO_DB: "00000000-0000-4000-8000-000000000000" },
     bindings: { QUERYABLE_D1: "DEMO_DB", ...bindings },
+    ...(tuner === undefined ? {} : { serviceBindings: { TUNER: tuner } }),
   };
 }

@@ -1,4 +1,5 @@
 import type { Candidate } from "./dispatch/types";
+import type { CostCoeffs } from "./cost-model";
 import { Estimator, type InstanceInfo } from "./estimator";
 import { LoadTracker } from "./load";
 import type { PolicyRuntime } from "./policies";
@@ -51,6 +52,17 @@ export class Dispatcher {
     if (chosen === undefined) return { ok: false, error: { code: "no_instance", message: "dispatch policy chose no instance" } };
     this.loads.assign(chosen.info.id, call.id, chosen.estimate);
     return { ok: true, instanceId: chosen.info.id, estimateS: chosen.estimate };
+  }
+
+  /**
+   * A new cost model for one instance (its calibration moved), in place: the policy's own state (a
+   * round-robin cursor) and the loads carry on, as they would not through a new dispatcher.
+   */
+  setCost(instanceId: string, cost: CostCoeffs): void {
+    const info = this.instances.find((i) => i.id === instanceId);
+    if (info === undefined) return;
+    info.cost = cost;
+    this.estimator.repriced();
   }
 
   started(instanceId: string, callId: string, now: number): void {

@@ -35,6 +35,11 @@ export class Estimator {
     if (instances.length === 0) throw new Error("Estimator needs at least one instance");
   }
 
+  /** After an instance's cost model changed in place (calibration): the cached step means are stale. */
+  repriced(): void {
+    this.stepMeanCache.clear();
+  }
+
   onInstance(inst: InstanceInfo, call: CallSize): number {
     const pair = this.mode === "step-pair" ? this.stepTokens[call.step] : undefined;
     return pair

@@ -9,18 +9,16 @@ import { err, ok, type Result } from "./result";
 import type { OutstandingCall } from "./gpu-instance";
 import { instanceObjectName } from "./names";
 import { migrate } from "./sqlite";
-import { DEFAULTS, PolicyUpdateSchema, SettingsSchema, type Settings, type TuningContext } from "./pool-settings";
+import { PoolHealth, type CalibrationView, type DegradationView } from "./pool-health";
+import { requestRetune } from "./retune";
+import { ServiceObservationSchema } from "../core/calibration";
+import { WorkflowSampleSchema } from "../core/degradation";
+import { COORDINATOR_MIGRATIONS, DEFAULTS, loadSettings, PolicyUpdateSchema, saveSettings, type Settings, type TuningContext } from "./pool-settings";
 
 export { PolicyUpdateSchema, type TuningContext } from "./pool-settings";
 
-const MIGRATIONS = [
-  `CREATE TABLE instances (id TEXT PRIMARY KEY, json TEXT NOT NULL);
-   CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-   CREATE TABLE outstanding (call_id TEXT PRIMARY KEY, instance_id TEXT NOT NULL, estimate REAL NOT NULL, started_at REAL)`,
-  // v2: outstanding load lives in memory (rebuilt from the instances after a restart), so a stage
-  // release writes nothing and its RPC to the instance does not wait for a storage commit.
-  `DROP TABLE outstanding`,
-];
+
+const ServicesSchema = z.array(ServiceObservationSchema);
 
 export interface PoolView {
   policy: string;
@@ -29,7 +27,8 @@ export interface PoolView {
   pinned: boolean;
   timeScale: number | null;
   baseSloS: number | null;
-  instances: (InstanceRecord & { loadS: number; queued: number; running: number })[];
+  instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView })[];
+  degradation: DegradationView;
 }
 
 /**
@@ -43,11 +42,12 @@ export class CoordinatorObject extends DurableObject<Env> {
   private cachedRecords: InstanceRecord[] | undefined;
   /** Calls bound to an instance and not yet finished; seeds every scheduler built on the registry. */
   private readonly outstanding = new Map<string, OutstandingCall & { instanceId: string }>();
+  private cachedHealth: PoolHealth | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage.sql, MIGRATIONS);
+      migrate(ctx.storage.sql, COORDINATOR_MIGRATIONS);
       // After a restart the instances, which persist their queues, say what is outstanding. Calls
       // released but not yet enqueued at that moment are missed: a transient underestimate of load.
       const pool = this.settings().pool;
@@ -103,6 +103,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     const busy = [...this.outstanding.values()].filter((c) => c.instanceId === id).length;
     if (busy > 0) return err("conflict", `instance ${id} still has ${busy} calls; drain it first`);
     this.ctx.storage.sql.exec("DELETE FROM instances WHERE id = ?", id);
+    this.health.forget(id);
     this.registryChanged();
     return ok({ id });
   }
@@ -121,7 +122,7 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   tuningContext(): TuningContext {
     const { pool, policy, alpha, alphaVersion, pinned } = this.settings();
-    return { pool, policy, alpha, alphaVersion, pinned, instances: this.records() };
+    return { pool, policy, alpha, alphaVersion, pinned, instances: this.calibratedRecords() };
   }
 
   /**
@@ -139,6 +140,19 @@ export class CoordinatorObject extends DurableObject<Env> {
     return ok({ alphaVersion: s.alphaVersion + 1 });
   }
 
+  /** The tuner calls this after every decision, installed or not: the degradation trigger rebases on it. */
+  tuningDone(): void {
+    this.health.tuned(this.clock().nowS);
+  }
+
+  /** An ended workflow's latency (pool clock); a significant degradation asks the tuner to re-tune now. */
+  workflowEnded(input: unknown): void {
+    const sample = WorkflowSampleSchema.safeParse(input);
+    if (!sample.success) return;
+    const { trigger, reason } = this.health.workflowEnded(sample.data, this.clock().nowS);
+    if (trigger) this.ctx.waitUntil(requestRetune(this.env, this.settings().pool, reason));
+  }
+
   pool(): PoolView {
     const s = this.settings();
     const scheduler = this.records().length > 0 ? this.getScheduler() : undefined;
@@ -150,7 +164,9 @@ export class CoordinatorObject extends DurableObject<Env> {
         ...r,
         loadS: scheduler?.dispatcher.loads.load(r.id, now) ?? 0,
         ...(scheduler?.dispatcher.loads.counts(r.id) ?? { queued: 0, running: 0 }),
+        calibration: this.health.calibrationView(r.id, r.cost),
       })),
+      degradation: this.health.degradationView(),
     };
   }
 
@@ -167,9 +183,12 @@ export class CoordinatorObject extends DurableObject<Env> {
   /**
    * What an instance admitted and finished since its last report (instances batch them, so one RPC
    * carries many calls under load). Finished, failed or cancelled calls leave the outstanding load;
-   * repeats are harmless.
+   * repeats are harmless. Successful calls' service times calibrate the instance's cost model.
    */
-  callsChanged(instanceId: string, started: readonly { callId: string; atS: number }[], finished: readonly string[]): void {
+  callsChanged(instanceId: string, started: readonly { callId: string; atS: number }[], finished: readonly string[], services: unknown = []): void {
+    const rec = this.record(instanceId);
+    const observed = ServicesSchema.safeParse(services);
+    if (rec !== undefined && observed.success && this.health.observeServices(instanceId, rec.cost, observed.data)) this.scheduler?.dispatcher.setCost(instanceId, this.health.cost(instanceId, rec.cost));
     for (const { callId, atS } of started) {
       const c = this.outstanding.get(callId);
       if (c !== undefined) c.startedAt = atS;
@@ -186,7 +205,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     const s = this.settings();
     const policy = getPolicy(s.policy) ?? getPolicy(DEFAULTS.policy);
     if (policy === undefined) throw new Error("default policy missing from the registry");
-    const scheduler = new PoolScheduler(this.records(), policy, s.alpha, s.alphaVersion);
+    const scheduler = new PoolScheduler(this.calibratedRecords(), policy, s.alpha, s.alphaVersion);
     for (const c of this.outstanding.values()) {
       scheduler.dispatcher.loads.assign(c.instanceId, c.callId, c.estimateS);
       if (c.startedAt !== null) scheduler.dispatcher.loads.start(c.instanceId, c.callId, c.startedAt);
@@ -201,6 +220,16 @@ export class CoordinatorObject extends DurableObject<Env> {
       .toArray()
       .map((r) => InstanceRecordSchema.parse(JSON.parse(r.json)));
     return this.cachedRecords;
+  }
+
+  /** The registry with each instance's calibrated cost model in place of its profile's. */
+  private calibratedRecords(): InstanceRecord[] {
+    return this.records().map((r) => ({ ...r, cost: this.health.cost(r.id, r.cost) }));
+  }
+
+  private get health(): PoolHealth {
+    this.cachedHealth ??= new PoolHealth(this.ctx.storage.sql);
+    return this.cachedHealth;
   }
 
   private record(id: string): InstanceRecord | undefined {
@@ -227,11 +256,10 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   private settings(): Settings {
-    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM settings WHERE key = 'pool'").toArray()[0];
-    return row === undefined ? DEFAULTS : SettingsSchema.parse(JSON.parse(row.value));
+    return loadSettings(this.ctx.storage.sql);
   }
 
   private saveSettings(s: Settings): void {
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO settings (key, value) VALUES ('pool', ?)", JSON.stringify(s));
+    saveSettings(this.ctx.storage.sql, s);
   }
 }

@@ -22,7 +22,8 @@ const MIGRATIONS = [
 const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) });
 type Config = z.infer<typeof ConfigSchema>;
 const QueuedSchema = z.object({ call: ReleasedCallSchema, estimateS: z.number(), enqueuedAt: z.number(), key: z.number(), seq: z.number() });
-const RunningSchema = QueuedSchema.extend({ admittedAt: z.number(), admittedAtMs: z.number(), laxityS: z.number() });
+// concurrency: sequences running at admission, this one included (calibration's batching term); absent in rows stored before it existed.
+const RunningSchema = QueuedSchema.extend({ admittedAt: z.number(), admittedAtMs: z.number(), laxityS: z.number(), concurrency: z.number().int().min(1).optional() });
 type Running = z.infer<typeof RunningSchema>;
 
 /** A call the instance holds (queued or running), for a coordinator rebuilding its load after a restart. */
@@ -61,9 +62,9 @@ export class GpuInstanceObject extends DurableObject<Env> {
   private queue = new InstanceQueue(QUEUE_POLICIES.fcfs);
   private running = new Map<string, Running>();
   private config: Config | undefined;
-  private readonly loadReport = new LoadReporter((started, finished) => {
+  private readonly loadReport = new LoadReporter((started, finished, services) => {
     const cfg = this.config;
-    return cfg === undefined ? undefined : this.env.COORDINATOR.getByName(cfg.pool).callsChanged(cfg.record.id, started, finished);
+    return cfg === undefined ? undefined : this.env.COORDINATOR.getByName(cfg.pool).callsChanged(cfg.record.id, started, finished, services);
   });
   private readonly streams = new CallStreams();
 
@@ -80,7 +81,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
       // with their place in it, and the alarm re-admits them at once; a workflow ignores a repeat.
       const orphans = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray();
       for (const r of orphans) {
-        const { admittedAt: _a, admittedAtMs: _m, laxityS: _l, ...queued } = RunningSchema.parse(JSON.parse(r.json));
+        const { admittedAt: _a, admittedAtMs: _m, laxityS: _l, concurrency: _c, ...queued } = RunningSchema.parse(JSON.parse(r.json));
         this.queue.restore(queued);
         ctx.storage.sql.exec("INSERT OR REPLACE INTO queue (call_id, json) VALUES (?, ?)", queued.call.id, JSON.stringify(queued));
       }
@@ -193,7 +194,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
 
   private admit(q: QueuedCall, cfg: Config): void {
     const now = this.now();
-    const run: Running = { ...q, admittedAt: now, admittedAtMs: Date.now(), laxityS: q.call.deadlineS - now - q.estimateS };
+    const run: Running = { ...q, admittedAt: now, admittedAtMs: Date.now(), laxityS: q.call.deadlineS - now - q.estimateS, concurrency: this.running.size + 1 };
     this.running.set(q.call.id, run);
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
@@ -229,7 +230,10 @@ export class GpuInstanceObject extends DurableObject<Env> {
       laxityS: run.laxityS,
       outcome,
     };
-    this.loadReport.finished(run.call.id);
+    this.loadReport.finished(
+      run.call.id,
+      outcome.ok ? { inputTokens: outcome.promptTokens, outputTokens: outcome.completionTokens, serviceS: report.finishedAt - run.admittedAt, concurrency: run.concurrency } : undefined,
+    );
     this.pump();
     await this.env.WORKFLOW.getByName(run.call.workflowId).onCallDone(report);
   }

@@ -19,3 +19,25 @@ export interface TuningContext {
   pinned: boolean;
   instances: InstanceRecord[];
 }
+
+/** The coordinator's SQLite schema (sqlite.ts migrate): migration i takes version i to i + 1. */
+export const COORDINATOR_MIGRATIONS = [
+  `CREATE TABLE instances (id TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE outstanding (call_id TEXT PRIMARY KEY, instance_id TEXT NOT NULL, estimate REAL NOT NULL, started_at REAL)`,
+  // v2: outstanding load lives in memory (rebuilt from the instances after a restart), so a stage
+  // release writes nothing and its RPC to the instance does not wait for a storage commit.
+  `DROP TABLE outstanding`,
+  // v3: pool health (pool-health.ts): calibrated cost models per instance, the degradation windows.
+  `CREATE TABLE calibration (instance_id TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE health (key TEXT PRIMARY KEY, json TEXT NOT NULL)`,
+];
+
+export function loadSettings(sql: SqlStorage): Settings {
+  const row = sql.exec<{ value: string }>("SELECT value FROM settings WHERE key = 'pool'").toArray()[0];
+  return row === undefined ? DEFAULTS : SettingsSchema.parse(JSON.parse(row.value));
+}
+
+export function saveSettings(sql: SqlStorage, s: Settings): void {
+  sql.exec("INSERT OR REPLACE INTO settings (key, value) VALUES ('pool', ?)", JSON.stringify(s));
+}

@@ -37,3 +37,19 @@ function traceAt(entries: readonly TraceEntry[], i: number): WorkflowSpec {
   if (e === undefined) throw new Error("buildWorkload: empty trace");
   return workflowFromTrace(e);
 }
+
+/**
+ * The same workload with the arrival rate multiplied by `factor` from workflow `fromIndex` on: the
+ * gaps after it shrink by the factor (Poisson gaps scale with 1/rate), the contents stay the same.
+ * What a traffic change mid-run looks like, for the closed-loop tuning experiment.
+ */
+export function withRateChange(items: readonly WorkloadItem[], fromIndex: number, factor: number): WorkloadItem[] {
+  const out: WorkloadItem[] = [];
+  let t = 0;
+  items.forEach((item, i) => {
+    const prev = items[i - 1];
+    if (prev !== undefined) t += (item.arrivalS - prev.arrivalS) / (i >= fromIndex ? factor : 1);
+    out.push({ ...item, arrivalS: t });
+  });
+  return out;
+}

@@ -117,4 +117,21 @@ describe("Dispatcher", () => {
     const only = new Dispatcher([small], instantiatePolicy(policy), createRng(1), 0);
     expect(only.assign(call("w:2:0", { inputTokens: 5000 }), 0)).toMatchObject({ ok: false, error: { code: "no_instance" } });
   });
+
+  it("reprices an instance in place: new estimates and step means, the round-robin cursor kept", () => {
+    const rr = getPolicy("rr-fcfs");
+    const hexgen = getPolicy("hexgen");
+    if (rr === undefined || hexgen === undefined) throw new Error("policies missing");
+    const d = new Dispatcher([inst("a", "A100", 1), inst("b", "A100", 1), inst("c", "A100", 1)], instantiatePolicy(rr), createRng(1), 0);
+    const picks = [0, 1].map((i) => (d.assign(call(`w:0:${i}`), 0) as { instanceId: string }).instanceId);
+    const before = d.estimator.meanStepTime("s");
+    d.setCost("b", { overheadS: 0, prefillS: 0, decodeS: 4 });
+    expect(d.estimator.meanStepTime("s")).toBeGreaterThan(before);
+    // The third call goes where round robin was heading, not back to the first instance.
+    expect([...picks, (d.assign(call("w:0:2"), 0) as { instanceId: string }).instanceId]).toEqual(["a", "b", "c"]);
+    const w = new Dispatcher([inst("fast", "A100", 1), inst("slow", "A6000", 2)], instantiatePolicy(hexgen), createRng(1), 0.5);
+    w.setCost("fast", { overheadS: 0, prefillS: 0, decodeS: 3 });
+    // 'fast' calibrated to 3 s per token is now the slower one: an idle pool sends to 'slow', at its own price.
+    expect(w.assign(call("w:1:0", { expectedOutputTokens: 3 }), 0)).toEqual({ ok: true, instanceId: "slow", estimateS: 6 });
+  });
 });

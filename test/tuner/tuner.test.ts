@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { applyD1Migrations, createScheduledController } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { getPolicy } from "../../src/core/policies";
 import { listDecisions } from "../../src/db/tuning-decisions";
@@ -9,7 +9,8 @@ import { scenarioBaseSlo, type Scenario } from "../../src/sim/scenario";
 import { tuneAlpha } from "../../src/sim/tuner";
 import { buildWorkload } from "../../src/sim/workload";
 import type { TunerEnv } from "../../workers/tuner/env";
-import worker from "../../workers/tuner/index";
+import worker, { tunePool } from "../../workers/tuner/index";
+import { tuningConfig } from "../../workers/tuner/tune";
 
 // The pool's env is the tuner's (workers/tuner/wrangler.toml); the global Env type is the gateway's.
 const tenv = env as unknown as TunerEnv;
@@ -26,7 +27,7 @@ async function seedTraces(pool: string, nowMs: number): Promise<void> {
   const db = tenv.TRACES;
   const statements: D1PreparedStatement[] = [];
   for (const w of buildWorkload(scenario.source, N, scenario.rate, 1)) {
-    statements.push(db.prepare("INSERT INTO workflow_traces (workflow_id, tenant, pool, kind, status, arrival_s, slo_s, recorded_at_ms) VALUES (?, 't', ?, 'chess', 'completed', ?, ?, ?)").bind(`${pool}-${w.id}`, pool, 1000 + w.arrivalS, sloS, nowMs));
+    statements.push(db.prepare("INSERT INTO workflow_traces (workflow_id, tenant, pool, kind, status, arrival_s, slo_s, recorded_at_ms) VALUES (?, 't', ?, 'chess', 'succeeded', ?, ?, ?)").bind(`${pool}-${w.id}`, pool, 1000 + w.arrivalS, sloS, nowMs));
     w.spec.stages.forEach((stage, s) =>
       stage.calls.forEach((c, k) => {
         const callId = `${pool}-${w.id}-s${String(s).padStart(2, "0")}-c${String(k).padStart(2, "0")}`;
@@ -96,5 +97,49 @@ describe("the tuner Worker, against the real gateway coordinator", () => {
     const quiet = await call("quiet");
     expect(await quiet.json()).toMatchObject({ pool: "quiet", installed: false, workflows: 0, skipped: "too few workflows (0 < 50)" });
     expect((await listDecisions(tenv.TRACES, "quiet", 5)).length).toBe(1);
+  });
+
+  it("the gateway's POST /admin/pools/:pool/tune runs this tuner through its TUNER binding", async () => {
+    await registerReferencePool("viagw");
+    const gateway = Reflect.get(env, "TEST_GATEWAY") as Fetcher;
+    const res = await gateway.fetch("https://gateway/admin/pools/viagw/tune", { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ pool: "viagw", reason: "manual", installed: false, workflows: 0 });
+    const history = await gateway.fetch("https://gateway/admin/pools/viagw/tuning", { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(((await history.json()) as { decisions: unknown[] }).decisions).toHaveLength(1);
+  });
+
+  it("records the decision even when the coordinator's tuningDone() fails", async () => {
+    await registerReferencePool("notify");
+    const real = tenv.COORDINATOR.getByName("notify");
+    // The real coordinator, but for a tuningDone() that throws (as an unreachable or broken one would).
+    const coordinator = { tuningContext: () => real.tuningContext(), installAlpha: (a: number, v: number) => real.installAlpha(a, v), tuningDone: () => Promise.reject(new Error("boom")) };
+    const fenv = { ...tenv, COORDINATOR: { getByName: () => coordinator } } as unknown as TunerEnv;
+    const config = tuningConfig(tenv);
+    if (!config.ok) throw new Error(config.error);
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const d = await tunePool(fenv, "notify", "manual", config.value);
+      expect(d).toMatchObject({ pool: "notify", installed: false, skipped: "too few workflows (0 < 50)" });
+      expect(logged).toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+    expect(await listDecisions(tenv.TRACES, "notify", 5)).toHaveLength(1);
+  });
+
+  it("the cron run prunes traces older than the retention", async () => {
+    const nowMs = Date.now();
+    const old = nowMs - 8 * 24 * 3600 * 1000;
+    const db = tenv.TRACES;
+    await db.batch([
+      db.prepare("INSERT INTO workflow_traces (workflow_id, tenant, pool, kind, status, arrival_s, slo_s, recorded_at_ms) VALUES ('old-wf', 't', 'old', 'replay', 'succeeded', 1, 10, ?)").bind(old),
+      db
+        .prepare("INSERT INTO call_traces (call_id, workflow_id, tenant, pool, stage_index, step, input_tokens, output_tokens, instance_id, released_s, deadline_s, budget_s, recorded_at_ms) VALUES ('old-wf-s00-c00', 'old-wf', 't', 'old', 0, 'revise', 10, 10, 'a100-0', 0, 0, 0, ?)")
+        .bind(old),
+    ]);
+    await worker.scheduled(createScheduledController({ scheduledTime: nowMs, cron: "*/5 * * * *" }), tenv);
+    const left = await db.prepare("SELECT (SELECT count(*) FROM workflow_traces WHERE workflow_id = 'old-wf') AS w, (SELECT count(*) FROM call_traces WHERE workflow_id = 'old-wf') AS c").first();
+    expect(left).toEqual({ w: 0, c: 0 });
   });
 });

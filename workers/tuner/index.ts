@@ -1,3 +1,5 @@
+import { TRACE_RETENTION } from "../../src/core/trace-rows";
+import { pruneTraces } from "../../src/db/traces";
 import { TuneReasonSchema } from "../../src/db/tuning-decisions";
 import { PoolNameSchema } from "../../src/api/schemas";
 import type { TunerEnv } from "./env";
@@ -21,6 +23,35 @@ async function cronPools(env: TunerEnv, sinceMs: number): Promise<string[]> {
   return [...new Set([...configured, ...(await poolsWithTraces(env.TRACES, sinceMs))])];
 }
 
+/** Trace retention, once per cron run (the gateway also prunes now and then): logged, never fatal. */
+async function pruneOldTraces(env: TunerEnv, nowMs: number): Promise<void> {
+  try {
+    const r = await pruneTraces(env.TRACES, { maxAgeMs: TRACE_RETENTION.maxAgeMs, maxRows: TRACE_RETENTION.maxRows, nowMs });
+    if (r.workflows > 0 || r.calls > 0) console.log(`pruned ${r.workflows} workflow and ${r.calls} call traces`);
+  } catch (e) {
+    console.error("pruning traces failed", e);
+  }
+}
+
+/** One cron run over every pool; a pool that fails does not keep the others from being tuned. */
+async function tuneAll(controller: ScheduledController, env: TunerEnv): Promise<void> {
+  const config = tuningConfig(env);
+  if (!config.ok) throw new Error(config.error);
+  const pools = await cronPools(env, controller.scheduledTime - config.value.windowS * 1000);
+  // One pool at a time: each tuning is CPU-bound, so running them together would not finish sooner.
+  // The run still ends as failed when one did.
+  const failures: unknown[] = [];
+  for (const pool of pools) {
+    try {
+      await tunePool(env, pool, "cron", config.value, controller.scheduledTime);
+    } catch (e) {
+      console.error(`tuning pool ${pool} failed`, e);
+      failures.push(e);
+    }
+  }
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${pools.length} pools failed to tune`);
+}
+
 /**
  * The tuner: a cron over every pool, and `POST /tune?pool=&reason=` for the gateway's admin route and
  * the coordinator's degradation trigger. It runs apart from the gateway so its simulations never take
@@ -28,21 +59,12 @@ async function cronPools(env: TunerEnv, sinceMs: number): Promise<string[]> {
  */
 export default {
   async scheduled(controller, env) {
-    const config = tuningConfig(env);
-    if (!config.ok) throw new Error(config.error);
-    const pools = await cronPools(env, controller.scheduledTime - config.value.windowS * 1000);
-    // One pool at a time: each tuning is CPU-bound, so running them together would not finish sooner.
-    // A pool that fails does not keep the others from being tuned; the run still ends as failed.
-    const failures: unknown[] = [];
-    for (const pool of pools) {
-      try {
-        await tunePool(env, pool, "cron", config.value, controller.scheduledTime);
-      } catch (e) {
-        console.error(`tuning pool ${pool} failed`, e);
-        failures.push(e);
-      }
+    // Tuning first (it reads the recent window), then pruning, which runs even when tuning failed.
+    try {
+      await tuneAll(controller, env);
+    } finally {
+      await pruneOldTraces(env, controller.scheduledTime);
     }
-    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} of ${pools.length} pools failed to tune`);
   },
 
   async fetch(request, env) {

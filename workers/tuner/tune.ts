@@ -77,6 +77,21 @@ export async function tunePool(env: TunerEnv, pool: string, reason: TuneReason, 
       record = r.ok ? { ...record, installed: true, alphaVersion: r.value.alphaVersion } : { ...record, skipped: `install refused: ${r.error.message}` };
     }
   }
+  // Recorded first: the decision stands whatever happens to the notification below.
   const id = await insertDecision(env.TRACES, record);
+  await notifyDone(coordinator, pool);
   return { id, ...record };
+}
+
+/**
+ * Tells the coordinator that a tuning ended (whatever it decided), e.g. so that its degradation trigger
+ * takes the current latencies as its new reference. A failure is logged, never thrown: the decision is
+ * already recorded and must be returned.
+ */
+async function notifyDone(coordinator: { tuningDone(): unknown }, pool: string): Promise<void> {
+  try {
+    await coordinator.tuningDone();
+  } catch (e) {
+    console.error(`tuning pool ${pool}: the coordinator's tuningDone() failed (the decision is recorded)`, e);
+  }
 }
