@@ -23,7 +23,8 @@ import { startStack } from "./lib/stack";
 const HELP = `usage: npm run bench:retune -- [options]
   --rate R          arrivals per pool-clock second before the change (default 0.25)
   --factor F        the rate is multiplied by F at the change (default 2)
-  --workflows N     per run (default 300); --change-at K: first workflow at the new rate (default N/2)
+  --phase-s S       pool-clock seconds of traffic before the change, and after it (default 1200: four
+                    cron runs each, the window of 1,800 s covering both sides of the change)
   --alpha LIST      α each pair of runs starts from (default 0.7,0.3)
   --seed LIST       default 1,2
   --time-scale X    pool seconds per wall second (default 10)
@@ -56,7 +57,14 @@ interface Run {
   finalAlpha: number;
   triggers: number;
   decisions: (Decision & { atWorkflow: number })[];
+  /** Each emulated server's calibration at the end: the emulators follow the GPU profiles, so ≈ 1 is right. */
+  calibration: { id: string; samples: number; decodeRatio: number; overheadRatio: number | null }[];
 }
+
+const PoolSchema = z.object({
+  alpha: z.number(),
+  instances: z.array(z.object({ id: z.string(), cost: z.object({ overheadS: z.number() }), calibration: z.object({ samples: z.number(), decodeRatio: z.number(), cost: z.object({ overheadS: z.number() }) }) })),
+});
 
 const list = (raw: string): string[] => raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
 const p95 = (ws: readonly LoadgenWorkflow[]): number => percentile(ws.flatMap((w) => (w.status === "succeeded" && w.latencyMs !== null ? [w.latencyMs / 1000] : [])), 0.95);
@@ -67,8 +75,7 @@ runCli(async () => {
     options: {
       rate: { type: "string" },
       factor: { type: "string" },
-      workflows: { type: "string" },
-      "change-at": { type: "string" },
+      "phase-s": { type: "string" },
       alpha: { type: "string", default: "0.7,0.3" },
       seed: { type: "string", default: "1,2" },
       "time-scale": { type: "string" },
@@ -80,8 +87,10 @@ runCli(async () => {
   if (values.help) return void process.stdout.write(`${HELP}\n`);
   const rate = numberArg("rate", values.rate, 0.25);
   const factor = numberArg("factor", values.factor, 2);
-  const n = numberArg("workflows", values.workflows, 300, (x) => Number.isInteger(x) && x >= 20 && x <= 2000);
-  const changeAt = numberArg("change-at", values["change-at"], Math.floor(n / 2), (x) => Number.isInteger(x) && x > 0 && x < n);
+  const phaseS = numberArg("phase-s", values["phase-s"], 1200);
+  const changeAt = Math.round(rate * phaseS);
+  const n = changeAt + Math.round(rate * factor * phaseS);
+  if (changeAt < 1 || n > 4000) throw new UsageError(`${changeAt} workflows before the change and ${n} in all: keep the total within 1..4000`);
   const scale = numberArg("time-scale", values["time-scale"], 10, (x) => x > 0 && x <= 100);
   const alphas = list(values.alpha).map((a) => numberArg("alpha", a, 0, (x) => x >= 0 && x <= 1));
   const seeds = list(values.seed).map((s) => numberArg("seed", s, 0, (x) => Number.isInteger(x) && x >= 0));
@@ -114,7 +123,7 @@ runCli(async () => {
               },
             );
             const history = z.object({ decisions: z.array(DecisionSchema) }).parse(await (await admin("/pools/default/tuning?limit=500")).json());
-            const pool = z.object({ alpha: z.number() }).parse(await (await admin("/pools/default")).json());
+            const pool = PoolSchema.parse(await (await admin("/pools/default")).json());
             const created = out.workflows.map((w) => w.createdAtMs ?? Infinity);
             const decisions = history.decisions
               .sort((a, b) => a.atMs - b.atMs)
@@ -134,6 +143,7 @@ runCli(async () => {
               finalAlpha: pool.alpha,
               triggers: decisions.filter((d) => d.reason === "degradation").length,
               decisions,
+              calibration: pool.instances.map((i) => ({ id: i.id, samples: i.calibration.samples, decodeRatio: i.calibration.decodeRatio, overheadRatio: i.cost.overheadS > 0 ? i.calibration.cost.overheadS / i.cost.overheadS : null })),
             };
             // The closed loop's first install splits both runs of the pair at the same workflow.
             if (mode === "fixed") {
@@ -182,5 +192,11 @@ function report(runs: readonly Run[], o: { cmd: string; minutes: number; n: numb
     "| α at start | seed | mode | P95 before | P95 after | P95 after retune | SLO met after | succeeded | α at end | triggers | decisions (at the workflow count when taken) |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
+    "",
+    "Cost calibration at the end of each run (calibrated over profile; the emulated servers follow their GPU profiles, so 1.00 is right):",
+    "",
+    "| α at start | seed | mode | " + (runs[0]?.calibration.map((c) => c.id).join(" | ") ?? "") + " |",
+    "|---|---|---|" + (runs[0]?.calibration.map(() => "---").join("|") ?? "") + "|",
+    ...runs.map((r) => `| ${r.startAlpha} | ${r.seed} | ${r.mode} | ${r.calibration.map((c) => `decode ${c.decodeRatio.toFixed(2)}, overhead ${c.overheadRatio === null ? "–" : c.overheadRatio.toFixed(2)} (${c.samples} calls)`).join(" | ")} |`),
   ].join("\n");
 }

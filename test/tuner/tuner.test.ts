@@ -10,7 +10,7 @@ import { tuneAlpha } from "../../src/sim/tuner";
 import { buildWorkload } from "../../src/sim/workload";
 import type { TunerEnv } from "../../workers/tuner/env";
 import worker, { tunePool } from "../../workers/tuner/index";
-import { tuningConfig } from "../../workers/tuner/tune";
+import { retried, tuningConfig } from "../../workers/tuner/tune";
 
 // The pool's env is the tuner's (workers/tuner/wrangler.toml); the global Env type is the gateway's.
 const tenv = env as unknown as TunerEnv;
@@ -83,6 +83,27 @@ describe("the tuner Worker, against the real gateway coordinator", () => {
     expect(d?.cpuMs).toBeGreaterThanOrEqual(0);
   });
 
+  it("the cron run keeps α when the simulated gain is below the threshold (hysteresis), and records why", async () => {
+    const nowMs = Date.now();
+    await seedTraces("steady", nowMs);
+    await registerReferencePool("steady");
+    // The grid point closest to the best whose P95 is within the 5% threshold of it: a switch would gain too little.
+    const best = direct.curve.find((p) => p.alpha === direct.alpha);
+    const near = direct.curve.filter((p) => p.alpha !== direct.alpha && best !== undefined && (p.p95 - best.p95) / p.p95 <= 0.05 && (p.p95 - best.p95) / p.p95 > 0);
+    const keep = near.sort((x, y) => Math.abs(x.alpha - direct.alpha) - Math.abs(y.alpha - direct.alpha))[0];
+    if (keep === undefined) throw new Error("no α within 5% of the best on this window: the test needs another window");
+    await tenv.COORDINATOR.getByName("steady").setPolicy({ alpha: keep.alpha });
+    const before = await tenv.COORDINATOR.getByName("steady").tuningContext();
+
+    await worker.scheduled(createScheduledController({ scheduledTime: nowMs, cron: "*/5 * * * *" }), tenv);
+
+    expect(await tenv.COORDINATOR.getByName("steady").tuningContext()).toMatchObject({ alpha: keep.alpha, alphaVersion: before.alphaVersion });
+    const [d] = await listDecisions(tenv.TRACES, "steady", 10);
+    expect(d).toMatchObject({ reason: "cron", currentAlpha: keep.alpha, bestAlpha: direct.alpha, installed: false, skipped: null });
+    expect(d?.gain).toBeGreaterThan(0);
+    expect(d?.gain).toBeLessThanOrEqual(0.05);
+  });
+
   it("records, and installs nothing, when α is pinned or the window is too small; POST /tune needs the token", async () => {
     await registerReferencePool("pinned");
     await tenv.COORDINATOR.getByName("pinned").setPolicy({ alpha: 0.3, pinned: true });
@@ -126,6 +147,19 @@ describe("the tuner Worker, against the real gateway coordinator", () => {
       logged.mockRestore();
     }
     expect(await listDecisions(tenv.TRACES, "notify", 5)).toHaveLength(1);
+  });
+
+  it("retries a failed D1 statement a few times, then gives up with its error", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    try {
+      let calls = 0;
+      const flaky = () => (++calls < 3 ? Promise.reject(new Error("D1_ERROR: database is locked: SQLITE_BUSY")) : Promise.resolve(calls));
+      expect(await retried("a read", flaky)).toBe(3);
+      await expect(retried("a read", () => Promise.reject(new Error("still locked")), 2)).rejects.toThrow("still locked");
+      expect(warn).toHaveBeenCalledTimes(3);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("the cron run prunes traces older than the retention", async () => {

@@ -3,7 +3,7 @@ import { pruneTraces } from "../../src/db/traces";
 import { TuneReasonSchema } from "../../src/db/tuning-decisions";
 import { PoolNameSchema } from "../../src/api/schemas";
 import type { TunerEnv } from "./env";
-import { poolsWithTraces, tunePool, tuningConfig } from "./tune";
+import { poolsWithTraces, retried, tunePool, tuningConfig } from "./tune";
 
 export { tunePool } from "./tune";
 
@@ -20,7 +20,7 @@ function sameSecret(a: string, b: string): boolean {
 /** The pools one cron run tunes: those with traffic in the window, plus any configured ones. */
 async function cronPools(env: TunerEnv, sinceMs: number): Promise<string[]> {
   const configured = (env.TUNER_POOLS ?? "").split(",").map((p) => p.trim()).filter((p) => p.length > 0);
-  return [...new Set([...configured, ...(await poolsWithTraces(env.TRACES, sinceMs))])];
+  return [...new Set([...configured, ...(await retried("listing the pools with traces", () => poolsWithTraces(env.TRACES, sinceMs)))])];
 }
 
 /** Trace retention, once per cron run (the gateway also prunes now and then): logged, never fatal. */

@@ -16,6 +16,23 @@ export function tuningConfig(env: TunerEnv): ConfigResult {
   }
 }
 
+/**
+ * D1 fails a query now and then: in production a dropped connection, locally the SQLITE_BUSY of two
+ * workerd processes (gateway and tuner) sharing one SQLite file while the gateway writes traces. A
+ * failed statement changed nothing, so it is tried again, a few times, with backoff.
+ */
+export async function retried<T>(what: string, run: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await run();
+    } catch (e) {
+      if (i >= attempts) throw e;
+      console.warn(`${what} failed (attempt ${i} of ${attempts}), retrying: ${e instanceof Error ? e.message : String(e)}`);
+      await new Promise((r) => setTimeout(r, 100 * 3 ** (i - 1)));
+    }
+  }
+}
+
 /** The window is chosen by recording time (wall clock): arrival_s is pool time, which may be emulated. */
 const WINDOW_WORKFLOWS = `SELECT workflow_id FROM workflow_traces WHERE pool = ?1 AND recorded_at_ms >= ?2 ORDER BY arrival_s DESC LIMIT ?3`;
 
@@ -55,7 +72,7 @@ export async function tunePool(env: TunerEnv, pool: string, reason: TuneReason, 
   if (ctx.pinned) {
     record = { ...base, windowStartS: null, windowEndS: null, workflows: 0, arrivalRate: null, bestAlpha: null, gain: null, skipped: "α is pinned", curve: [], cpuMs: null };
   } else {
-    const { window, startS, endS } = await readWindow(env.TRACES, pool, nowMs - config.windowS * 1000, config.maxWorkflows);
+    const { window, startS, endS } = await retried("reading the trace window", () => readWindow(env.TRACES, pool, nowMs - config.windowS * 1000, config.maxWorkflows));
     const t0 = performance.now();
     const d = decideAlpha({ window, instances: ctx.instances, policy: ctx.policy, alpha: ctx.alpha, config });
     const cpuMs = d.skipped === undefined ? (await clockAfterCompute()) - t0 : null;
@@ -78,7 +95,7 @@ export async function tunePool(env: TunerEnv, pool: string, reason: TuneReason, 
     }
   }
   // Recorded first: the decision stands whatever happens to the notification below.
-  const id = await insertDecision(env.TRACES, record);
+  const id = await retried("recording the decision", () => insertDecision(env.TRACES, record));
   await notifyDone(coordinator, pool);
   return { id, ...record };
 }
