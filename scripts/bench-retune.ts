@@ -15,6 +15,7 @@ import { REFERENCE_POOL, buildInstances } from "../src/sim/cluster";
 import { scenarioBaseSlo } from "../src/sim/scenario";
 import { adminFetch } from "./lib/admin-client";
 import { UsageError, numberArg, runCli } from "./lib/cli";
+import { errorCounts } from "./lib/e2e-report";
 import { runLoadgen } from "./lib/loadgen-process";
 import type { LoadgenWorkflow } from "./lib/loadgen-events";
 import { progressBars } from "./lib/progress";
@@ -54,6 +55,8 @@ interface Run {
   attainmentAfter: number;
   succeeded: number;
   failed: number;
+  /** Why the others did not succeed (rejected at submission, failed, unfinished), counted. */
+  errors: Record<string, number>;
   finalAlpha: number;
   triggers: number;
   decisions: (Decision & { atWorkflow: number })[];
@@ -140,6 +143,7 @@ runCli(async () => {
               attainmentAfter: after.filter((w) => w.status === "succeeded" && w.latencyMs !== null && w.sloMs !== null && w.latencyMs <= w.sloMs).length / after.length,
               succeeded: out.workflows.filter((w) => w.status === "succeeded").length,
               failed: out.workflows.filter((w) => w.status !== "succeeded").length,
+              errors: errorCounts(out.workflows),
               finalAlpha: pool.alpha,
               triggers: decisions.filter((d) => d.reason === "degradation").length,
               decisions,
@@ -192,6 +196,8 @@ function report(runs: readonly Run[], o: { cmd: string; minutes: number; n: numb
     "| α at start | seed | mode | P95 before | P95 after | P95 after retune | SLO met after | succeeded | α at end | triggers | decisions (at the workflow count when taken) |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
+    "",
+    ...runs.flatMap((r) => Object.entries(r.errors).map(([why, k]) => `- α at start ${r.startAlpha}, seed ${r.seed}, ${r.mode}: ${k} × ${why}`)),
     "",
     "Cost calibration at the end of each run (calibrated over profile; the emulated servers follow their GPU profiles, so 1.00 is right):",
     "",

@@ -25,6 +25,7 @@ export interface PoolView {
   alpha: number;
   alphaVersion: number;
   pinned: boolean;
+  calibration: "observe" | "apply";
   timeScale: number | null;
   baseSloS: number | null;
   instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView })[];
@@ -114,7 +115,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     const s = this.settings();
     const policy = parsed.data.policy ?? s.policy;
     if (getPolicy(policy) === undefined) return err("invalid_request", `unknown policy "${policy}" (known: ${POLICY_NAMES.join(", ")})`);
-    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned });
+    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned, calibration: parsed.data.calibration ?? s.calibration });
     this.scheduler = undefined;
     await Promise.all(this.records().map((r) => this.configureInstance(r)));
     return ok(this.pool());
@@ -188,7 +189,7 @@ export class CoordinatorObject extends DurableObject<Env> {
   callsChanged(instanceId: string, started: readonly { callId: string; atS: number }[], finished: readonly string[], services: unknown = []): void {
     const rec = this.record(instanceId);
     const observed = ServicesSchema.safeParse(services);
-    if (rec !== undefined && observed.success && this.health.observeServices(instanceId, rec.cost, observed.data)) this.scheduler?.dispatcher.setCost(instanceId, this.health.cost(instanceId, rec.cost));
+    if (rec !== undefined && observed.success && this.health.observeServices(instanceId, rec.cost, observed.data) && this.settings().calibration === "apply") this.scheduler?.dispatcher.setCost(instanceId, this.health.cost(instanceId, rec.cost));
     for (const { callId, atS } of started) {
       const c = this.outstanding.get(callId);
       if (c !== undefined) c.startedAt = atS;
@@ -222,8 +223,9 @@ export class CoordinatorObject extends DurableObject<Env> {
     return this.cachedRecords;
   }
 
-  /** The registry with each instance's calibrated cost model in place of its profile's. */
+  /** The registry, with each instance's calibrated cost model in place of its profile's when the pool applies calibration. */
   private calibratedRecords(): InstanceRecord[] {
+    if (this.settings().calibration !== "apply") return this.records();
     return this.records().map((r) => ({ ...r, cost: this.health.cost(r.id, r.cost) }));
   }
 

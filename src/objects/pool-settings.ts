@@ -1,14 +1,29 @@
 import { z } from "zod";
 import type { InstanceRecord } from "../core/pool";
 
-// Settings stored before `pinned` existed parse with its default, so the schema stays backward compatible.
-export const SettingsSchema = z.object({ pool: z.string(), policy: z.string(), alpha: z.number().min(0).max(1), alphaVersion: z.number().int(), timeScale: z.number().positive().nullable(), pinned: z.boolean().default(false) });
+/**
+ * Whether the self-calibrated cost models price calls (`apply`: the dispatcher and the tuner use them)
+ * or are only fitted and shown (`observe`, the default). Observe by default because on the emulated
+ * fleet near capacity the fit drifted to its bounds (decode ×0.25-×4 on servers that follow their
+ * profiles; docs/tuning.md), and wrong prices hurt more than the profile's.
+ */
+export const CalibrationModeSchema = z.enum(["observe", "apply"]);
+// Settings stored before `pinned` and `calibration` existed parse with their defaults, so the schema stays backward compatible.
+export const SettingsSchema = z.object({
+  pool: z.string(),
+  policy: z.string(),
+  alpha: z.number().min(0).max(1),
+  alphaVersion: z.number().int(),
+  timeScale: z.number().positive().nullable(),
+  pinned: z.boolean().default(false),
+  calibration: CalibrationModeSchema.default("observe"),
+});
 export type Settings = z.infer<typeof SettingsSchema>;
 /** α 0.7: what the tuner finds for hexgen on the reference pool and traces (docs/benchmarks.md). */
-export const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.7, alphaVersion: 1, timeScale: null, pinned: false };
+export const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.7, alphaVersion: 1, timeScale: null, pinned: false, calibration: "observe" };
 
 /** `pinned: true` fixes α: the tuner then records its decisions but installs nothing. */
-export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional(), pinned: z.boolean().optional() }).strict();
+export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional(), pinned: z.boolean().optional(), calibration: CalibrationModeSchema.optional() }).strict();
 
 /** What the tuner needs to simulate the pool as it is now. */
 export interface TuningContext {

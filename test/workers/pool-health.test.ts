@@ -32,7 +32,7 @@ async function estimateFor(workflowId: string): Promise<number> {
 }
 
 describe("self-calibrating cost model", () => {
-  it("notices a server 1.5x slower at decode than its GPU type, schedules with it, and keeps it over a restart", async () => {
+  it("notices a server 1.5x slower at decode than its GPU type, schedules with it when applied, and keeps it over a restart", async () => {
     const prior = await register("g0", "A100");
     // The dispatcher prices the call's prompt and its step's expected output, not the output it will have.
     const before = await estimateFor("wf-before");
@@ -50,8 +50,13 @@ describe("self-calibrating cost model", () => {
     expect(view?.samples).toBe(150);
     expect(view?.decodeRatio).toBeGreaterThan(1.4);
     expect(view?.decodeRatio).toBeLessThan(1.6);
-    // The dispatcher's estimate for the same call follows the calibrated model.
+    // Observed only (the default): the dispatcher and the tuner keep the profile.
+    expect(await estimateFor("wf-observed")).toBeCloseTo(before, 9);
+    expect((await coordinator().tuningContext()).instances[0]?.cost).toEqual(prior);
+    // Applied: the dispatcher's estimate for the same call, and the tuner's pool, follow the calibrated model.
+    expect((await coordinator().setPolicy({ calibration: "apply" })).ok).toBe(true);
     expect((await estimateFor("wf-after")) / before).toBeGreaterThan(1.3);
+    expect((await coordinator().tuningContext()).instances[0]?.cost.decodeS).toBeCloseTo(view?.cost.decodeS ?? 0, 12);
     const fresh = await runInDurableObject(coordinator(), async (_obj, state) => {
       const o = new CoordinatorObject(state, env);
       await state.blockConcurrencyWhile(async () => {});
