@@ -13,7 +13,7 @@ import { percentile } from "../src/core/stats";
 import type { GpuType } from "../src/core/gpu";
 import { REFERENCE_POOL, buildInstances, parseCluster } from "../src/sim/cluster";
 import { runScenario, scenarioBaseSlo, type Scenario } from "../src/sim/scenario";
-import { UsageError, loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
+import { UsageError, listArg as list, loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
 import { errorCounts, measureE2e, measureSim, rateTables, summarize, type E2eRun } from "./lib/e2e-report";
 import { runLoadgen } from "./lib/loadgen-process";
 import { progressBars } from "./lib/progress";
@@ -36,11 +36,6 @@ const HELP = `usage: npm run bench:e2e -- [options]
   --out DIR            default bench/results`;
 
 const SCALES = [3, 5, 8];
-const list = (raw: string, name: string): string[] => {
-  const xs = raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
-  if (xs.length === 0) throw new UsageError(`--${name} is empty`);
-  return xs;
-};
 
 runCli(async () => {
   const { values } = parseArgs({

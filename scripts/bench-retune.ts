@@ -14,7 +14,7 @@ import { percentile } from "../src/core/stats";
 import { REFERENCE_POOL, buildInstances } from "../src/sim/cluster";
 import { scenarioBaseSlo } from "../src/sim/scenario";
 import { adminFetch } from "./lib/admin-client";
-import { UsageError, numberArg, runCli } from "./lib/cli";
+import { UsageError, listArg, numberArg, runCli } from "./lib/cli";
 import { errorCounts } from "./lib/e2e-report";
 import { runLoadgen } from "./lib/loadgen-process";
 import type { LoadgenWorkflow } from "./lib/loadgen-events";
@@ -69,7 +69,6 @@ const PoolSchema = z.object({
   instances: z.array(z.object({ id: z.string(), cost: z.object({ overheadS: z.number() }), calibration: z.object({ samples: z.number(), decodeRatio: z.number(), cost: z.object({ overheadS: z.number() }) }) })),
 });
 
-const list = (raw: string): string[] => raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
 const p95 = (ws: readonly LoadgenWorkflow[]): number => percentile(ws.flatMap((w) => (w.status === "succeeded" && w.latencyMs !== null ? [w.latencyMs / 1000] : [])), 0.95);
 const fmt = (x: number | null): string => (x === null || !Number.isFinite(x) ? "–" : x.toFixed(0));
 
@@ -95,9 +94,8 @@ runCli(async () => {
   const n = changeAt + Math.round(rate * factor * phaseS);
   if (changeAt < 1 || n > 4000) throw new UsageError(`${changeAt} workflows before the change and ${n} in all: keep the total within 1..4000`);
   const scale = numberArg("time-scale", values["time-scale"], 10, (x) => x > 0 && x <= 100);
-  const alphas = list(values.alpha).map((a) => numberArg("alpha", a, 0, (x) => x >= 0 && x <= 1));
-  const seeds = list(values.seed).map((s) => numberArg("seed", s, 0, (x) => Number.isInteger(x) && x >= 0));
-  if (alphas.length === 0 || seeds.length === 0) throw new UsageError("--alpha and --seed need at least one value");
+  const alphas = listArg("alpha", values.alpha).map((a) => numberArg("alpha", a, 0, (x) => x >= 0 && x <= 1));
+  const seeds = listArg("seed", values.seed).map((s) => numberArg("seed", s, 0, (x) => Number.isInteger(x) && x >= 0));
   const sloScale = 5;
   const baseSloS = scenarioBaseSlo({ instances: buildInstances(REFERENCE_POOL), engine: "vllm", source: { kind: "synthetic" }, workflows: n, rate, sloScale });
   // The deployed cadence and window in pool time: a cron every 300 s over the last 1,800 s.

@@ -26,6 +26,13 @@ export function loadTraceSource(arg: string): WorkloadSource & { label: string }
   return { kind: "trace", entries: parsed.value, label: arg.split("/").at(-1) ?? arg };
 }
 
+/** A comma-separated option's values, trimmed; an empty list is a usage error. */
+export function listArg(name: string, raw: string): string[] {
+  const xs = raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  if (xs.length === 0) throw new UsageError(`--${name} is empty`);
+  return xs;
+}
+
 export function numberArg(name: string, raw: string | undefined, fallback: number, check: (n: number) => boolean = (n) => n > 0): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);

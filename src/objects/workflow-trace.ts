@@ -47,7 +47,8 @@ export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: Workflow
     return;
   }
   save(sql, { ...state, attempts: state.attempts + 1 });
-  const pool = await env.COORDINATOR.getByName(meta.pool).pool();
+  // The registry and policy only: the full pool view would build a scheduler and load figures for nothing.
+  const pool = await env.COORDINATOR.getByName(meta.pool).tuningContext();
   const gpus = new Map(pool.instances.map((i) => [i.id, i.gpu]));
   const nowMs = Date.now();
   const rows = traceRows(
