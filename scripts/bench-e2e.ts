@@ -13,7 +13,7 @@ import { percentile } from "../src/core/stats";
 import type { GpuType } from "../src/core/gpu";
 import { REFERENCE_POOL, buildInstances, parseCluster } from "../src/sim/cluster";
 import { runScenario, scenarioBaseSlo, type Scenario } from "../src/sim/scenario";
-import { UsageError, listArg as list, loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
+import { UsageError, listArg, loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
 import { errorCounts, measureE2e, measureSim, rateTables, summarize, type E2eRun } from "./lib/e2e-report";
 import { runLoadgen } from "./lib/loadgen-process";
 import { progressBars } from "./lib/progress";
@@ -58,9 +58,9 @@ runCli(async () => {
     strict: true,
   });
   if (values.help) return void process.stdout.write(`${HELP}\n`);
-  const rates = list(values.rate, "rate").map((r) => numberArg("rate", r, 0));
-  const seeds = list(values.seed, "seed").map((s) => numberArg("seed", s, 0, (x) => Number.isInteger(x) && x >= 0));
-  const policies = list(values.policy, "policy").map((name) => {
+  const rates = listArg("rate", values.rate).map((r) => numberArg("rate", r, 0));
+  const seeds = listArg("seed", values.seed).map((s) => numberArg("seed", s, 0, (x) => Number.isInteger(x) && x >= 0));
+  const policies = listArg("policy", values.policy).map((name) => {
     const p = getPolicy(name);
     if (p === undefined) throw new UsageError(`unknown policy "${name}" (known: ${POLICY_NAMES.join(", ")})`);
     return p;
