@@ -4,6 +4,7 @@ import { instanceObjectName } from "../objects/names";
 import { failure } from "./results";
 import { adminTraces } from "./admin-traces";
 import { adminTuning } from "./admin-tuning";
+import { adminTenants } from "./admin-tenants";
 
 type AdminEnv = { Bindings: Env };
 
@@ -38,6 +39,7 @@ export const admin = new Hono<AdminEnv>()
     return undefined;
   })
   .route("/traces", adminTraces)
+  .route("/tenants", adminTenants)
   .route("/", adminTuning)
   .get("/pools/:pool", async (c) => c.json(await c.env.COORDINATOR.getByName(c.req.param("pool")).pool()))
   .post("/pools/:pool/instances", async (c) => {

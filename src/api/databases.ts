@@ -6,7 +6,7 @@ import { type DatabaseSchema, schemaToDdl } from "../core/db-schema";
 import { parseDdl } from "../core/ddl-schema";
 import { SqlDialectSchema } from "../core/sql-dialect";
 import { d1Binding, readSchema } from "../db/execute";
-import { DEFAULT_TENANT } from "../objects/names";
+import type { TenantEnv } from "./auth";
 import { errorBody } from "./errors";
 import { failure } from "./results";
 
@@ -32,7 +32,7 @@ function firstIssue(error: z.ZodError): string {
   return issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message;
 }
 
-const catalog = (c: Context<{ Bindings: Env }>) => c.env.CATALOG.getByName(DEFAULT_TENANT);
+const catalog = (c: Context<TenantEnv>) => c.env.CATALOG.getByName(c.get("tenant").id);
 
 /** What clients see of a registration: never the connector's token. */
 function summary(record: DatabaseRecord) {
@@ -51,7 +51,7 @@ function tooLarge(schema: DatabaseSchema): string | undefined {
  * Databases registered for Text-to-SQL (one catalog per tenant). The schema comes from the DDL in the
  * request or is read from the database itself; registration is create-only.
  */
-export const databases = new Hono<{ Bindings: Env }>()
+export const databases = new Hono<TenantEnv>()
   .post("/", async (c) => {
     if (Number(c.req.header("content-length") ?? 0) > MAX_BODY_BYTES) return c.json(errorBody("payload_too_large", `the body may have at most ${MAX_BODY_BYTES} bytes`), 413);
     let raw: unknown;

@@ -9,7 +9,7 @@ import { estimateTokens } from "../core/dag-workflow";
 import { baseSloSeconds } from "../core/slo";
 import type { InstanceInfo } from "../core/estimator";
 import type { ChatMessage, Sampling, WorkflowSpec } from "../core/workflow";
-import { DEFAULT_SLO_SCALE, PoolNameSchema } from "./schemas";
+import { PoolNameSchema } from "./schemas";
 
 /** Every number the endpoint enforces, in one place. */
 export const OPENAI_LIMITS = {
@@ -152,11 +152,11 @@ export function oneCallSpec(req: OpenAIRequest): WorkflowSpec {
 }
 
 /**
- * The default SLO of a one-call workflow: DEFAULT_SLO_SCALE times its own base SLO, the call's
- * no-queueing time on the pool's average GPU (DESIGN section 5's definition applied to a one-stage
- * template), not the CHESS workflow's, which would make a single call far less urgent than it is.
+ * The base SLO of a one-call workflow, which its tenant's SLO scales multiply: the call's no-queueing time
+ * on the pool's average GPU (DESIGN section 5's definition applied to a one-stage template), not the CHESS
+ * workflow's, which would make a single call far less urgent than it is.
  */
-export function defaultSloSeconds(req: OpenAIRequest, instances: readonly InstanceInfo[]): number {
+export function callBaseSloSeconds(req: OpenAIRequest, instances: readonly InstanceInfo[]): number {
   const step = req.endpoint;
-  return DEFAULT_SLO_SCALE * baseSloSeconds(instances, [step], { [step]: { inputTokens: inputTokens(req), outputTokens: req.maxTokens } });
+  return baseSloSeconds(instances, [step], { [step]: { inputTokens: inputTokens(req), outputTokens: req.maxTokens } });
 }

@@ -15,12 +15,13 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { toInstanceInfo } from "../core/pool";
 import { CallStreamEventSchema, type CallStreamEnd, type CallStreamEvent } from "../objects/call-streams";
 import { instanceObjectName } from "../objects/names";
-import type { ErrorCode } from "../objects/result";
 import { callFailure, openaiError, OpenAIShaper, sse, usage } from "./openai-format";
-import { defaultSloSeconds, oneCallSpec, parseOpenAIRequest, parsePoolHeader, parseSloHeader, type Endpoint, type OpenAIRequest } from "./openai-schemas";
+import type { TenantEnv } from "./auth";
+import { startForTenant } from "./start-workflow";
+import { callBaseSloSeconds, oneCallSpec, parseOpenAIRequest, parsePoolHeader, parseSloHeader, type Endpoint, type OpenAIRequest } from "./openai-schemas";
 import { newWorkflowId } from "./workflow-ids";
 
-type Ctx = Context<{ Bindings: Env }>;
+type Ctx = Context<TenantEnv>;
 
 /**
  * How long a streamed request waits for the call's first event before sending headers: an early
@@ -36,8 +37,6 @@ const KEEP_ALIVE_MS = 1_000;
 const KEEP_ALIVE = new TextEncoder().encode(": keep-alive\n\n");
 
 const sleep = (ms: number): Promise<undefined> => new Promise((r) => setTimeout(() => r(undefined), ms));
-
-const ERROR_STATUS: Record<ErrorCode, ContentfulStatusCode> = { invalid_request: 400, not_found: 404, conflict: 409, no_instance: 503, unavailable: 503 };
 
 function fail(c: Ctx, status: ContentfulStatusCode, code: string, message: string, param: string | null = null): Response {
   return c.json(openaiError(status, code, message, param), status);
@@ -110,12 +109,14 @@ async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
   if (req.model !== undefined && !active.some((i) => i.model === req.model)) return fail(c, 404, "model_not_found", `The model \`${req.model}\` does not exist.`, "model");
 
   const id = newWorkflowId();
-  const sloS = slo.value !== undefined ? slo.value / 1000 : defaultSloSeconds(req, active.map(toInstanceInfo));
+  const tenant = c.get("tenant");
+  const baseS = callBaseSloSeconds(req, active.map(toInstanceInfo));
+  const ask = { sloS: slo.value === undefined ? undefined : slo.value / 1000 };
+  const started = await startForTenant(c, { id, pool: pool.value, nowS: clock.nowS, baseS, ask, what: { spec: oneCallSpec(req) } }, (status, code, message) => fail(c, status, code, message));
+  if (!started.ok) return started.response;
   const workflow = c.env.WORKFLOW.getByName(id);
-  const started = await workflow.start({ id, spec: oneCallSpec(req), sloS, arrivalS: clock.nowS, pool: pool.value });
-  if (!started.ok) return fail(c, ERROR_STATUS[started.error.code], started.error.code, started.error.message);
   c.header("X-Hexflow-Workflow-Id", id);
-  const wv = await workflow.view();
+  const wv = await workflow.view(tenant.id);
   if (!wv.ok) return fail(c, 500, "internal", "the workflow vanished after it started");
   const call = wv.value.calls[0];
   if (call === undefined) {
@@ -126,7 +127,7 @@ async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
   const events = new CallEvents(stream);
   const shaper = new OpenAIShaper(endpoint, id, req.model ?? served);
   // The client going away cancels the workflow, so a call still queued leaves its instance.
-  const cancel = (): void => c.executionCtx.waitUntil(workflow.cancel().then(() => undefined, () => undefined));
+  const cancel = (): void => c.executionCtx.waitUntil(workflow.cancel(tenant.id).then(() => undefined, () => undefined));
   return req.stream ? streamed(c, req, events, shaper, cancel) : collected(c, events, shaper, cancel);
 }
 
@@ -196,6 +197,6 @@ async function streamed(c: Ctx, req: OpenAIRequest, events: CallEvents, shaper: 
   });
 }
 
-export const openai = new Hono<{ Bindings: Env }>()
+export const openai = new Hono<TenantEnv>()
   .post("/chat/completions", (c) => handle(c, "chat"))
   .post("/completions", (c) => handle(c, "completion"));

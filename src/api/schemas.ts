@@ -2,6 +2,9 @@ import { z } from "zod";
 
 export const PoolNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).default("default");
 
+/** The SLO as a multiple of the pool's base SLO, within the tenant's class (src/core/tenant.ts); or give sloMs. */
+export const SloScaleSchema = z.number().positive().max(100).optional();
+
 /** A replayed workflow: the reference trace format as a request; prompts become synthetic text. */
 export const ReplayWorkflowSchema = z
   .object({
@@ -18,16 +21,15 @@ export const ReplayWorkflowSchema = z
       )
       .min(1)
       .max(500),
-    /** End-to-end SLO in pool-clock milliseconds; default 5x the pool's base SLO. */
+    /** End-to-end SLO in pool-clock milliseconds; default the tenant's default scale of the pool's base SLO. */
     sloMs: z.number().positive().max(86_400_000).optional(),
+    sloScale: SloScaleSchema,
     pool: PoolNameSchema,
   })
   .strict();
 export type ReplayWorkflow = z.infer<typeof ReplayWorkflowSchema>;
 
 export const WorkflowIdSchema = z.string().regex(/^wf_[0-9a-f]{32}$/);
-
-export const DEFAULT_SLO_SCALE = 5;
 
 /** Longest question or hint: a question is a sentence or a paragraph, never a document. */
 export const MAX_QUESTION_CHARS = 4_000;
@@ -40,6 +42,7 @@ export const Text2SqlWorkflowSchema = z.strictObject({
   /** Domain knowledge the question needs (BIRD's "evidence"), passed to every prompt that sees the question. */
   hint: z.string().trim().max(MAX_QUESTION_CHARS).optional(),
   sloMs: z.number().positive().max(86_400_000).optional(),
+  sloScale: SloScaleSchema,
   pool: PoolNameSchema,
   candidates: z.number().int().min(1).max(8).optional(),
   maxRounds: z.number().int().min(0).max(10).optional(),

@@ -7,12 +7,12 @@ import { newText2SqlRun } from "../core/text2sql/run";
 import { Text2SqlConfigSchema, text2sqlTemplate } from "../core/text2sql/run-state";
 import { stagesFromCalls, type WorkflowSpec } from "../core/workflow";
 import type { Text2SqlMeta } from "../objects/workflow-store";
-import { PoolNameSchema, ReplayWorkflowSchema, Text2SqlWorkflowSchema, type ReplayWorkflow, type Text2SqlWorkflow } from "./schemas";
+import { PoolNameSchema, ReplayWorkflowSchema, SloScaleSchema, Text2SqlWorkflowSchema, type ReplayWorkflow, type Text2SqlWorkflow } from "./schemas";
 
 /** A request the objects can start as it is (replay, dag), or a text2sql one that needs its database first. */
 export type WorkflowRequest =
-  | { kind: "spec"; spec: WorkflowSpec; pool: string; sloMs?: number; dag?: DagRequest }
-  | { kind: "text2sql"; request: Text2SqlWorkflow; pool: string; sloMs?: number };
+  | { kind: "spec"; spec: WorkflowSpec; pool: string; sloMs?: number; sloScale?: number; dag?: DagRequest }
+  | { kind: "text2sql"; request: Text2SqlWorkflow; pool: string; sloMs?: number; sloScale?: number };
 
 /** CHESS step names keep the CHESS template; any other replay expects exactly its own stages. */
 function replaySpec(body: ReplayWorkflow): WorkflowSpec {
@@ -22,7 +22,7 @@ function replaySpec(body: ReplayWorkflow): WorkflowSpec {
 }
 
 const KindSchema = z.object({ kind: z.enum(["replay", "dag", "text2sql"]) });
-const slo = (sloMs: number | undefined) => (sloMs === undefined ? {} : { sloMs });
+const slo = (sloMs: number | undefined, sloScale: number | undefined) => ({ ...(sloMs === undefined ? {} : { sloMs }), ...(sloScale === undefined ? {} : { sloScale }) });
 
 /** A `POST /v1/workflows` body as what the objects run, or the message a 400 carries. */
 export function parseWorkflowRequest(body: unknown): { ok: true; value: WorkflowRequest } | { ok: false; message: string } {
@@ -31,21 +31,23 @@ export function parseWorkflowRequest(body: unknown): { ok: true; value: Workflow
   if (kind.data.kind === "replay") {
     const r = ReplayWorkflowSchema.safeParse(body);
     if (!r.success) return { ok: false, message: prettifyError(r.error) };
-    return { ok: true, value: { kind: "spec", spec: replaySpec(r.data), pool: r.data.pool, ...slo(r.data.sloMs) } };
+    return { ok: true, value: { kind: "spec", spec: replaySpec(r.data), pool: r.data.pool, ...slo(r.data.sloMs, r.data.sloScale) } };
   }
   if (kind.data.kind === "text2sql") {
     const r = Text2SqlWorkflowSchema.safeParse(body);
     if (!r.success) return { ok: false, message: prettifyError(r.error) };
-    return { ok: true, value: { kind: "text2sql", request: r.data, pool: r.data.pool, ...slo(r.data.sloMs) } };
+    return { ok: true, value: { kind: "text2sql", request: r.data, pool: r.data.pool, ...slo(r.data.sloMs, r.data.sloScale) } };
   }
-  // `pool` says where to run, not what to run: the DAG's own schema does not know it.
-  const { pool: rawPool, ...rest } = body as Record<string, unknown>;
+  // `pool` and `sloScale` say where and how urgently to run, not what to run: the DAG's own schema does not know them.
+  const { pool: rawPool, sloScale: rawScale, ...rest } = body as Record<string, unknown>;
   const pool = PoolNameSchema.safeParse(rawPool);
   if (!pool.success) return { ok: false, message: `pool: ${prettifyError(pool.error)}` };
+  const scale = SloScaleSchema.safeParse(rawScale);
+  if (!scale.success) return { ok: false, message: `sloScale: ${prettifyError(scale.error)}` };
   const plan = validateDag(rest);
   if (!plan.ok) return { ok: false, message: plan.error.message };
   const dag = DagRequestSchema.parse(rest);
-  return { ok: true, value: { kind: "spec", spec: dagSpec(plan.value), pool: pool.data, dag, ...slo(plan.value.sloMs) } };
+  return { ok: true, value: { kind: "spec", spec: dagSpec(plan.value), pool: pool.data, dag, ...slo(plan.value.sloMs, scale.data) } };
 }
 
 /** A text2sql request over its database's schema: the first stage, the budget's template, and the run to drive. */

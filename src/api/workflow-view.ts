@@ -53,6 +53,7 @@ export function workflowView(meta: WorkflowMeta, calls: CallRecord[]) {
     ...(meta.error ? { error: meta.error } : {}),
     createdAt: new Date(meta.createdAtMs).toISOString(),
     sloMs: ms(meta.state.sloS),
+    ...(meta.bestEffort ? { bestEffort: true } : {}),
     latencyMs,
     sloMet: latencyMs === null ? null : latencyMs <= (ms(meta.state.sloS) ?? 0),
     ...(meta.text2sql === undefined ? {} : { text2sql: text2sqlView(meta.text2sql) }),

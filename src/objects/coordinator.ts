@@ -5,6 +5,13 @@ import { InstanceRecordSchema, InstanceRegistrationSchema, InstanceUpdateSchema,
 import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
 import { baseSloSeconds } from "../core/slo";
 import type { WorkflowState } from "../core/workflow-run";
+import type { WorkflowSpec } from "../core/workflow";
+
+export interface AdmissionDecision {
+  decision: "admit" | "best-effort" | "reject";
+  predictedS: number;
+  retryAfterS: number;
+}
 import { err, ok, type Result } from "./result";
 import type { OutstandingCall } from "./gpu-instance";
 import { instanceObjectName } from "./names";
@@ -146,9 +153,18 @@ export class CoordinatorObject extends DurableObject<Env> {
     this.health.tuned(this.clock().nowS);
   }
 
-  /** An ended workflow's latency (pool clock); a significant degradation asks the tuner to re-tune now. */
-  workflowEnded(input: unknown): void {
-    const sample = WorkflowSampleSchema.safeParse(input);
+  /** Pool-level admission control: can this workflow still meet its deadline, given the work already committed? */
+  admit(input: { workflowId: string; spec: WorkflowSpec; sloS: number; bestEffortAllowed: boolean }): AdmissionDecision {
+    void input;
+    return { decision: "admit", predictedS: 0, retryAfterS: 0 };
+  }
+
+  /**
+   * A workflow ended (any outcome; once per workflow, from its alarm). A success brings its latency (pool
+   * clock); a significant degradation asks the tuner to re-tune now.
+   */
+  workflowEnded(workflowId: string, latency: unknown): void {
+    const sample = WorkflowSampleSchema.safeParse(latency);
     if (!sample.success) return;
     const { trigger, reason } = this.health.workflowEnded(sample.data, this.clock().nowS);
     if (trigger) this.ctx.waitUntil(requestRetune(this.env, this.settings().pool, reason));

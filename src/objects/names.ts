@@ -2,6 +2,3 @@
 export function instanceObjectName(pool: string, instanceId: string): string {
   return `${pool}/${instanceId}`;
 }
-
-/** The tenant everything belongs to until tenants exist: one database catalog object per tenant. */
-export const DEFAULT_TENANT = "default";

@@ -31,6 +31,10 @@ const MetaSchema = z.object({
   status: StatusSchema,
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   pool: z.string(),
+  /** The owning tenant's id: every read and cancel names it, and another tenant's id reads as missing. */
+  tenant: z.string().default("default"),
+  /** Admitted past the pool's prediction (the tenant allows best-effort): its deadline is loosened. */
+  bestEffort: z.boolean().default(false),
   createdAtMs: z.number(),
   /** A custom DAG workflow's request (stored as sent; validateDag rebuilds its plan). */
   dag: DagRequestSchema.optional(),

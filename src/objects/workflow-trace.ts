@@ -1,17 +1,17 @@
 /**
  * What an ended WorkflowObject owes, paid from its alarm so neither the completion report nor the
- * caller ever waits: its latency sample to the coordinator (the degradation trigger, pool-health.ts)
+ * caller ever waits: its tenant's concurrency slot (src/objects/tenant.ts), its end to the coordinator
+ * (the pool's admission control and, for a success, the degradation trigger's latency sample, pool-health.ts)
  * and its trace to D1 (src/db/traces.ts). What was paid lives in the object's own storage, next to
  * its meta record, so an alarm that runs again pays nothing twice.
  */
 import { z } from "zod";
 import { MAX_TRACE_ATTEMPTS, TRACE_RETENTION, traceRows } from "../core/trace-rows";
 import { pruneTraces, recordWorkflowTrace } from "../db/traces";
-import { DEFAULT_TENANT } from "./names";
 import type { CallRecord, WorkflowMeta } from "./workflow-store";
 
-// `sampled` defaults for state written before the trigger existed.
-const TraceStateSchema = z.object({ traced: z.boolean(), attempts: z.number().int(), sampled: z.boolean().default(false) });
+// `sampled` and `released` default for state written before they existed.
+const TraceStateSchema = z.object({ traced: z.boolean(), attempts: z.number().int(), sampled: z.boolean().default(false), released: z.boolean().default(false) });
 type TraceState = z.infer<typeof TraceStateSchema>;
 
 const KEY = "trace";
@@ -27,7 +27,7 @@ function save(sql: SqlStorage, s: TraceState): void {
 
 /** Called as the workflow ends: the trace is owed, and the alarm (set by the caller) will write it. */
 export function traceOwed(sql: SqlStorage): void {
-  if (load(sql) === undefined) save(sql, { traced: false, attempts: 0, sampled: false });
+  if (load(sql) === undefined) save(sql, { traced: false, attempts: 0, sampled: false, released: false });
 }
 
 const ended = (status: WorkflowMeta["status"]): status is "succeeded" | "failed" | "cancelled" => status === "succeeded" || status === "failed" || status === "cancelled";
@@ -39,6 +39,12 @@ const ended = (status: WorkflowMeta["status"]): status is "succeeded" | "failed"
 export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: WorkflowMeta | undefined, calls: () => CallRecord[]): Promise<void> {
   let state = load(sql);
   if (meta === undefined || state === undefined || !ended(meta.status)) return;
+  if (!state.released) {
+    // Must land, or the tenant loses a slot until its lease runs out: a failure throws and the alarm runs again.
+    await env.TENANT.getByName(meta.tenant).release(meta.state.id);
+    state = { ...state, released: true };
+    save(sql, state);
+  }
   if (!state.sampled) state = await sample(env, sql, meta, state);
   if (state.traced) return;
   if (state.attempts >= MAX_TRACE_ATTEMPTS) {
@@ -64,7 +70,7 @@ export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: Workflow
       errorCode: meta.error?.code,
     },
     calls(),
-    { tenant: meta.text2sql?.tenant ?? DEFAULT_TENANT, policy: pool.policy, gpuOf: (id) => gpus.get(id) ?? null, nowMs },
+    { tenant: meta.tenant, policy: pool.policy, gpuOf: (id) => gpus.get(id) ?? null, nowMs },
   );
   await recordWorkflowTrace(env.TRACES, rows);
   save(sql, { ...state, traced: true, attempts: state.attempts + 1 });
@@ -75,18 +81,19 @@ export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: Workflow
 }
 
 /**
- * Succeeded workflows only: a failed one's latency says when it failed, not how fast the pool serves
- * (failures are counted in the traces). At most once; a coordinator that cannot be reached loses
- * one sample rather than holding up the trace.
+ * Every end frees the workflow's reserved work in the pool's admission control; a latency sample goes
+ * with succeeded workflows only: a failed one's latency says when it failed, not how fast the pool serves
+ * (failures are counted in the traces). At most once; a coordinator that cannot be reached loses the
+ * report rather than holding up the trace (admission forgets a reservation past its deadline anyway).
  */
 async function sample(env: Env, sql: SqlStorage, meta: WorkflowMeta, state: TraceState): Promise<TraceState> {
   const { finishedAt, arrivalS, sloS } = meta.state;
   const next = { ...state, sampled: true };
   save(sql, next);
-  if (meta.status !== "succeeded" || finishedAt === undefined) return next;
-  const latencyS = finishedAt - arrivalS;
+  const latencyS = finishedAt === undefined ? undefined : finishedAt - arrivalS;
+  const latency = meta.status === "succeeded" && finishedAt !== undefined && latencyS !== undefined ? { atS: finishedAt, latencyS: Math.max(0, latencyS), sloS, met: latencyS <= sloS } : null;
   await env.COORDINATOR.getByName(meta.pool)
-    .workflowEnded({ atS: finishedAt, latencyS: Math.max(0, latencyS), sloS, met: latencyS <= sloS })
-    .catch((e: unknown) => console.error(`workflow ${meta.state.id}: latency sample not delivered`, e));
+    .workflowEnded(meta.state.id, latency)
+    .catch((e: unknown) => console.error(`workflow ${meta.state.id}: end not reported to the coordinator`, e));
   return next;
 }

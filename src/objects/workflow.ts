@@ -18,6 +18,8 @@ export interface StartInput {
   sloS: number;
   arrivalS: number;
   pool: string;
+  tenant: string;
+  bestEffort?: boolean;
   dag?: DagRequest;
   text2sql?: Text2SqlMeta;
 }
@@ -41,7 +43,7 @@ export class WorkflowObject extends DurableObject<Env> {
     if (existing !== undefined) return ok({ id: existing.state.id, status: existing.status });
     const spec = WorkflowSpecSchema.parse(input.spec);
     const meta: WorkflowMeta = {
-      state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, createdAtMs: Date.now(),
+      state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, tenant: input.tenant, bestEffort: input.bestEffort ?? false, createdAtMs: Date.now(),
       ...(input.dag === undefined ? {} : { dag: input.dag }),
       ...(input.text2sql === undefined ? {} : { text2sql: input.text2sql }),
     };
@@ -97,17 +99,18 @@ export class WorkflowObject extends DurableObject<Env> {
     await writeTraceIfOwed(this.env, this.ctx.storage.sql, this.meta(), () => this.calls());
   }
 
-  async cancel(): Promise<Result<{ status: string }>> {
+  async cancel(tenant: string): Promise<Result<{ status: string }>> {
     const meta = this.meta();
-    if (meta === undefined) return err("not_found", "no such workflow");
+    if (meta === undefined || meta.tenant !== tenant) return err("not_found", "no such workflow");
     if (meta.status === "succeeded" || meta.status === "failed" || meta.status === "cancelled") return err("conflict", `workflow already ${meta.status}`);
     await this.finish(meta, "cancelled");
     return ok({ status: "cancelled" });
   }
 
-  view(): Result<{ meta: WorkflowMeta; calls: CallRecord[] }> {
+  /** Another tenant's workflow answers exactly as a missing one. */
+  view(tenant: string): Result<{ meta: WorkflowMeta; calls: CallRecord[] }> {
     const meta = this.meta();
-    if (meta === undefined) return err("not_found", "no such workflow");
+    if (meta === undefined || meta.tenant !== tenant) return err("not_found", "no such workflow");
     return ok({ meta, calls: this.calls() });
   }
 

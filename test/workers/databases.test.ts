@@ -3,7 +3,6 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DatabaseRecord } from "../../src/core/database";
 import { d1Binding, executeSql, readSchema } from "../../src/db/execute";
-import { DEFAULT_TENANT } from "../../src/objects/names";
 import type { DatabaseCatalogObject } from "../../src/objects/database-catalog";
 import { api } from "./helpers";
 
@@ -260,6 +259,5 @@ describe("DatabaseCatalogObject", () => {
       expect(instance.remove("direct")).toMatchObject({ ok: false, error: { code: "not_found" } });
       expect(instance.list()).toEqual([]);
     });
-    expect(DEFAULT_TENANT).toBe("default");
   });
 });

@@ -1,10 +1,14 @@
 import { exports } from "cloudflare:workers";
 import { vi } from "vitest";
+import { TEST_KEY } from "./tenant-fixture";
 
 export const ADMIN = { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" };
 
+/** A request to the gateway; public routes go as the test tenant unless the request has its own Authorization. */
 export function api(path: string, init: RequestInit = {}): Promise<Response> {
-  return exports.default.fetch(`http://gateway.test${path}`, init);
+  const headers = new Headers(init.headers);
+  if (path.startsWith("/v1") && !headers.has("authorization")) headers.set("authorization", `Bearer ${TEST_KEY}`);
+  return exports.default.fetch(`http://gateway.test${path}`, { ...init, headers });
 }
 
 export function admin(path: string, method: string, body?: unknown): Promise<Response> {

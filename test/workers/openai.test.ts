@@ -3,6 +3,7 @@ import { createExecutionContext, reset, waitOnExecutionContext } from "cloudflar
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/api/app";
 import { admin, api, until } from "./helpers";
+import { TEST_KEY } from "./tenant-fixture";
 
 const POOL = [{ id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 }];
 const WORDS = ["SELECT", " name", " FROM", " bikes"];
@@ -254,7 +255,7 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
   it("cancels the workflow when a streaming client goes away: its queued call leaves the instance", async () => {
     const { queue, busy, release } = await busyInstance();
     const ctx = createExecutionContext();
-    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4, stream: true }) });
+    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4, stream: true }) });
     const res = await app.fetch(req, env, ctx);
     expect(res.status).toBe(200);
     expect((await queue()).queued).toBe(1);
@@ -273,7 +274,7 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     const { queue, busy, release } = await busyInstance();
     const ctx = createExecutionContext();
     const abort = new AbortController();
-    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", signal: abort.signal, headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4 }) });
+    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", signal: abort.signal, headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4 }) });
     const pending = app.fetch(req, env, ctx);
     await until(async () => ((await queue()).queued === 1 ? true : undefined));
     abort.abort();

@@ -80,7 +80,7 @@ async function endWorkflows(n: number, median: number, rng: Rng): Promise<void> 
   for (let i = 0; i < n; i++) {
     const { nowS } = await coordinator().clock();
     const latencyS = 100 * median * Math.exp(0.25 * normal(rng));
-    await coordinator().workflowEnded({ atS: nowS, latencyS, sloS: 100, met: latencyS <= 100 });
+    await coordinator().workflowEnded(`wf-${i}`, { atS: nowS, latencyS, sloS: 100, met: latencyS <= 100 });
   }
 }
 

@@ -6,6 +6,7 @@ import { MAX_TRACE_ATTEMPTS, traceRows, type CallTraceRow, type WorkflowTraceRow
 import { pruneTraces, recordWorkflowTrace } from "../../src/db/traces";
 import { parseTrace } from "../../src/sim/trace";
 import { ADMIN, admin, api, fakeVllm, until } from "./helpers";
+import { TEST_TENANT_ID } from "./tenant-fixture";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -51,7 +52,7 @@ describe("traces of finished workflows in D1", () => {
     fakeVllm();
     const id = await runWorkflow();
     const { workflow, calls } = await tracedRows(id);
-    expect(workflow).toMatchObject({ workflow_id: id, tenant: "default", pool: "default", kind: "replay", status: "succeeded", slo_s: 200, slo_met: 1, policy: "hexgen", alpha_version: 1, error_code: null });
+    expect(workflow).toMatchObject({ workflow_id: id, tenant: TEST_TENANT_ID, pool: "default", kind: "replay", status: "succeeded", slo_s: 200, slo_met: 1, policy: "hexgen", alpha_version: 1, error_code: null });
     expect(workflow.latency_s).toBeGreaterThan(0);
     expect(workflow.latency_s).toBeCloseTo((workflow.finished_s ?? 0) - workflow.arrival_s, 6);
     expect(workflow.created_at_ms).toBeGreaterThan(0);

@@ -1,0 +1,27 @@
+/**
+ * Tenant authentication for every public route: `Authorization: Bearer <key>`. A missing, malformed,
+ * unknown, revoked or expired key gets the same 401, so an answer never says which keys exist. The key
+ * is never logged and never echoed: messages name no part of it.
+ */
+import { createMiddleware } from "hono/factory";
+import { bearer } from "../db/api-keys";
+import { authenticate, touchKey, type Tenant } from "../db/tenants";
+import { errorBody } from "./errors";
+
+export type TenantEnv = { Bindings: Env; Variables: { tenant: Tenant } };
+
+export const UNAUTHORIZED = errorBody("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+
+export const requireTenant = createMiddleware<TenantEnv>(async (c, next) => {
+  const key = bearer(c.req.header("authorization"));
+  const nowMs = Date.now();
+  const auth = key === undefined ? undefined : await authenticate(c.env.TRACES, key, nowMs);
+  if (auth === undefined) {
+    c.header("www-authenticate", 'Bearer realm="hexflow"');
+    return c.json(UNAUTHORIZED, 401);
+  }
+  if (auth.touch) c.executionCtx.waitUntil(touchKey(c.env.TRACES, auth.keyId, nowMs).catch(() => console.error(`key ${auth.keyId}: last-used not recorded`)));
+  c.set("tenant", auth.tenant);
+  await next();
+  return undefined;
+});

@@ -1,0 +1,57 @@
+/**
+ * The one way a tenant's workflow starts, for every kind (replay, DAG, Text-to-SQL, one OpenAI-style call):
+ * its SLO within the tenant's class, the tenant's quota, the pool's admission control, then the
+ * WorkflowObject. Each refusal undoes what the steps before it took, so a refused request leaves nothing.
+ */
+import type { Context } from "hono";
+import { resolveSlo, type SloAsk } from "../core/tenant";
+import type { TenantEnv } from "./auth";
+import type { StartInput } from "../objects/workflow";
+import type { ErrorCode } from "../objects/result";
+
+/** How the route spells an error (the native `{error:{code,message}}`, or OpenAI's shape). */
+export type Fail = (status: 400 | 404 | 409 | 429 | 503, code: string, message: string) => Response;
+
+export interface StartRequest {
+  id: string;
+  pool: string;
+  /** The pool clock's now and the base SLO of what is asked (pool-clock seconds). */
+  nowS: number;
+  baseS: number;
+  ask: SloAsk;
+  what: Pick<StartInput, "spec" | "dag" | "text2sql">;
+}
+
+export type Started = { ok: true; id: string; status: string; sloS: number; bestEffort: boolean } | { ok: false; response: Response };
+
+const STATUS: Record<ErrorCode, 400 | 404 | 409 | 503> = { invalid_request: 400, not_found: 404, conflict: 409, no_instance: 503, unavailable: 503 };
+
+export async function startForTenant(c: Context<TenantEnv>, r: StartRequest, fail: Fail): Promise<Started> {
+  const tenant = c.get("tenant");
+  const slo = resolveSlo(tenant.config.slo, r.ask, r.baseS);
+  if (!slo.ok) return { ok: false, response: fail(400, "slo_out_of_range", slo.message) };
+
+  const quotaStub = c.env.TENANT.getByName(tenant.id);
+  const quota = await quotaStub.acquire(r.id, tenant.config.quota);
+  if (!quota.ok) {
+    c.header("retry-after", String(quota.retryAfterS));
+    return { ok: false, response: fail(429, "rate_limited", quota.message) };
+  }
+
+  const coordinator = c.env.COORDINATOR.getByName(r.pool);
+  const admission = await coordinator.admit({ workflowId: r.id, spec: r.what.spec, sloS: slo.sloS, bestEffortAllowed: tenant.config.overload === "best-effort" });
+  if (admission.decision === "reject") {
+    await quotaStub.release(r.id, tenant.config.quota);
+    c.header("retry-after", String(admission.retryAfterS));
+    return { ok: false, response: fail(503, "overloaded", `the pool predicts this workflow would take ${Math.round(admission.predictedS)} s against its SLO of ${Math.round(slo.sloS)} s; retry later or with a looser SLO`) };
+  }
+
+  const bestEffort = admission.decision === "best-effort";
+  const started = await c.env.WORKFLOW.getByName(r.id).start({ id: r.id, sloS: slo.sloS, arrivalS: r.nowS, pool: r.pool, tenant: tenant.id, bestEffort, ...r.what });
+  if (!started.ok) {
+    // Nothing runs: the slot, the token and the pool's reservation go back.
+    await Promise.all([quotaStub.release(r.id, tenant.config.quota), coordinator.workflowEnded(r.id, null)]);
+    return { ok: false, response: fail(STATUS[started.error.code], started.error.code, started.error.message) };
+  }
+  return { ok: true, id: r.id, status: started.value.status, sloS: slo.sloS, bestEffort };
+}

@@ -1,0 +1,80 @@
+import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
+import { admitStart, refund, type Bucket, type QuotaDecision } from "../core/quota";
+import { TenantQuotaSchema, type TenantQuota } from "../core/tenant";
+import { migrate, parseJson } from "./sqlite";
+
+const MIGRATIONS = [
+  `CREATE TABLE running (workflow_id TEXT PRIMARY KEY, started_ms INTEGER NOT NULL);
+   CREATE TABLE state (key TEXT PRIMARY KEY, json TEXT NOT NULL)`,
+];
+
+const BucketSchema = z.object({ tokens: z.number(), atMs: z.number() });
+
+/**
+ * A backstop, not the mechanism: every ended workflow releases its slot from its own alarm (retried until
+ * it lands). A slot older than this is taken as leaked, so a lost release cannot lock a tenant out for good.
+ */
+const LEASE_MS = 48 * 3600 * 1000;
+
+export interface TenantUsage {
+  running: number;
+  tokens: number;
+  quota: TenantQuota;
+}
+
+/**
+ * One per tenant: its quota state. A start takes a token from the rate bucket and a concurrency slot
+ * named by the workflow id, so a repeated acquire or release (a retried request, a re-run alarm) counts once.
+ * The quota comes with each call from the tenant's record, so a changed quota applies at the next start.
+ */
+export class TenantObject extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => migrate(ctx.storage.sql, MIGRATIONS));
+  }
+
+  acquire(workflowId: string, quotaInput: TenantQuota): QuotaDecision {
+    const quota = TenantQuotaSchema.parse(quotaInput);
+    const now = Date.now();
+    if (this.holds(workflowId)) return { ok: true, bucket: this.bucket() ?? { tokens: 0, atMs: now } };
+    this.ctx.storage.sql.exec("DELETE FROM running WHERE started_ms < ?", now - LEASE_MS);
+    const decision = admitStart(this.bucket(), quota, this.running(), now);
+    if (!decision.ok) return decision;
+    this.saveBucket(decision.bucket);
+    this.ctx.storage.sql.exec("INSERT INTO running (workflow_id, started_ms) VALUES (?, ?)", workflowId, now);
+    return decision;
+  }
+
+  /** Frees the workflow's slot; with `refundUnder`, its token returns too (the pool refused it, so nothing ran). */
+  release(workflowId: string, refundUnder?: TenantQuota): { released: boolean } {
+    if (!this.holds(workflowId)) return { released: false };
+    this.ctx.storage.sql.exec("DELETE FROM running WHERE workflow_id = ?", workflowId);
+    if (refundUnder !== undefined) this.saveBucket(refund(this.bucket(), TenantQuotaSchema.parse(refundUnder), Date.now()));
+    return { released: true };
+  }
+
+  usage(quotaInput: TenantQuota): TenantUsage {
+    const quota = TenantQuotaSchema.parse(quotaInput);
+    const b = this.bucket();
+    const tokens = b === undefined ? quota.burst : Math.min(quota.burst, b.tokens + (Math.max(0, Date.now() - b.atMs) / 1000) * quota.workflowsPerS);
+    return { running: this.running(), tokens: Math.floor(tokens * 100) / 100, quota };
+  }
+
+  private holds(workflowId: string): boolean {
+    return this.ctx.storage.sql.exec("SELECT 1 FROM running WHERE workflow_id = ?", workflowId).toArray().length > 0;
+  }
+
+  private running(): number {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM running").one().n;
+  }
+
+  private bucket(): Bucket | undefined {
+    const row = this.ctx.storage.sql.exec<{ json: string }>("SELECT json FROM state WHERE key = 'bucket'").toArray()[0];
+    return row === undefined ? undefined : parseJson(row.json, BucketSchema);
+  }
+
+  private saveBucket(b: Bucket): void {
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO state (key, json) VALUES ('bucket', ?)", JSON.stringify(b));
+  }
+}
