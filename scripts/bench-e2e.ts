@@ -19,6 +19,7 @@ import { runLoadgen } from "./lib/loadgen-process";
 import { progressBars } from "./lib/progress";
 import { attachStack, policySetter, type Target } from "./lib/attach";
 import { startStack } from "./lib/stack";
+import { apiKeyFor } from "./lib/credentials";
 
 const HELP = `usage: npm run bench:e2e -- [options]
   --trace PATH|synthetic  workload (default synthetic)
@@ -31,7 +32,9 @@ const HELP = `usage: npm run bench:e2e -- [options]
   --slo-scale K        workflows carry K x base SLO (default 5)
   --cluster LIST       the emulated fleet (default A100,A100,A6000,L40S)
   --url URL            use a running stack (npm start) instead of starting one; its fleet and time
-                       scale apply, and --admin-token (or HEXFLOW_ADMIN_TOKEN) is needed
+                       scale apply, and --admin-token (or HEXFLOW_ADMIN_TOKEN) is needed; the tenant key is
+                       --api-key, HEXFLOW_API_KEY, or the one npm start saved
+  --admission MODE     the pool's admission control: off (default: every policy serves every workflow) or enforce
   --pool NAME          the pool of that stack (default default)
   --out DIR            default bench/results`;
 
@@ -51,6 +54,8 @@ runCli(async () => {
       cluster: { type: "string" },
       url: { type: "string" },
       "admin-token": { type: "string" },
+      "api-key": { type: "string" },
+      admission: { type: "string", default: "off" },
       pool: { type: "string", default: "default" },
       out: { type: "string", default: "bench/results" },
       help: { type: "boolean", default: false },
@@ -74,7 +79,11 @@ runCli(async () => {
   if (!cluster.ok) throw new UsageError(cluster.error);
   const source = loadTraceSource(values.trace);
 
-  const stack = values.url === undefined ? await ownStack(cluster.value, requestedScale) : await attachStack(localOrigin(values.url), values["admin-token"] ?? process.env.HEXFLOW_ADMIN_TOKEN, values.pool);
+  const admission = values.admission;
+  if (admission !== "off" && admission !== "enforce") throw new UsageError(`--admission is "off" (the default: every policy serves every workflow) or "enforce"`);
+  const stack = values.url === undefined
+    ? await ownStack(cluster.value, requestedScale, admission)
+    : await attachStack(localOrigin(values.url), values["admin-token"] ?? process.env.HEXFLOW_ADMIN_TOKEN, apiKeyFor(localOrigin(values.url), values["api-key"]), values.pool, admission);
   const scale = stack.timeScale;
   const gpus = stack.gpus;
   const bars = progressBars();
@@ -93,7 +102,7 @@ runCli(async () => {
           const late: number[] = [];
           // Bounded: the run may take at most 20x its arrival span (pool clock), and an hour.
           const timeoutS = Math.min(3600, Math.max(120, ((20 * n) / rate / scale)));
-          const out = await runLoadgen({ url: stack.url, trace: values.trace, rate, workflows: n, seed, timeScale: scale, sloMs: sloScale * baseSloS * 1000, timeoutS, pollMs: 2000 }, (e) => {
+          const out = await runLoadgen({ url: stack.url, apiKey: stack.apiKey, trace: values.trace, rate, workflows: n, seed, timeScale: scale, sloMs: sloScale * baseSloS * 1000, timeoutS, pollMs: 2000 }, (e) => {
             if (e.type === "submitted") late.push(e.lateMs);
             if (e.type === "submitted" || e.type === "rejected") bar.submitted();
             if (e.type === "ended") bar.ended();
@@ -133,7 +142,7 @@ runCli(async () => {
 });
 
 /** A stack of its own, in a fresh state folder, stopped at the end. */
-async function ownStack(fleet: GpuType[], timeScale: number): Promise<Target> {
-  const s = await startStack({ fleet, timeScale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-bench-e2e-")), quiet: process.env.HEXFLOW_E2E_LOGS === undefined });
-  return { url: s.url, adminToken: s.adminToken, pool: s.pool, gpus: fleet, timeScale, setPolicy: policySetter(s.url, s.adminToken, s.pool), stop: s.stop };
+async function ownStack(fleet: GpuType[], timeScale: number, admission: "enforce" | "off"): Promise<Target> {
+  const s = await startStack({ fleet, timeScale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-bench-e2e-")), quiet: process.env.HEXFLOW_E2E_LOGS === undefined, admission });
+  return { url: s.url, adminToken: s.adminToken, apiKey: s.apiKey, pool: s.pool, gpus: fleet, timeScale, setPolicy: policySetter(s.url, s.adminToken, s.pool, admission), stop: s.stop };
 }

@@ -31,8 +31,8 @@ runCli(async () => {
     const calls = Array.from({ length: k }, () => ({ step: "unit_tester", inputTokens: 275, outputTokens: 4 }));
     for (let i = 0; i < n; i++) {
       // One workflow at a time: every hop is the path's own cost, with no queueing behind others.
-      const id = await submitReplay(stack.url, { kind: "replay", calls });
-      const w = (await waitForAll(stack.url, [id], { pollMs: 20, timeoutMs: 60_000 })).get(id);
+      const id = await submitReplay(stack, { kind: "replay", calls });
+      const w = (await waitForAll(stack, [id], { pollMs: 20, timeoutMs: 60_000 })).get(id);
       if (w === undefined) throw new Error(`workflow ${id} did not end within 60 s`);
       const c = w.stages.map((s) => s.calls[0]);
       // Finish of call j-1 to finish of call j, in real ms, split where the objects stamp it:

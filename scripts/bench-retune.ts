@@ -110,14 +110,14 @@ runCli(async () => {
       for (const seed of seeds) {
         const pair: Run[] = [];
         for (const mode of ["closed-loop", "fixed"] as const) {
-          const stack = await startStack({ fleet: [...REFERENCE_POOL], timeScale: scale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-retune-")), quiet: true, tuneEveryS, tuningConfig });
+          const stack = await startStack({ fleet: [...REFERENCE_POOL], timeScale: scale, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-retune-")), quiet: true, tuneEveryS, tuningConfig, admission: "off" });
           try {
             const admin = (path: string, init?: RequestInit) => adminFetch(stack.url, stack.adminToken, path, init);
             const set = await admin("/pools/default/policy", { method: "PUT", body: JSON.stringify({ policy: "hexgen", alpha: startAlpha, pinned: mode === "fixed" }) });
             if (!set.ok) throw new Error(`setting the policy failed: ${set.status} ${await set.text()}`);
             const bar = bars.run(`α0 ${startAlpha} seed ${seed} ${mode}`, n);
             const out = await runLoadgen(
-              { url: stack.url, trace: "synthetic", rate, workflows: n, seed, timeScale: scale, sloMs: sloScale * baseSloS * 1000, timeoutS: Math.min(3600, (40 * n) / rate / scale), pollMs: 2000, rateChange: { atIndex: changeAt, factor } },
+              { url: stack.url, apiKey: stack.apiKey, trace: "synthetic", rate, workflows: n, seed, timeScale: scale, sloMs: sloScale * baseSloS * 1000, timeoutS: Math.min(3600, (40 * n) / rate / scale), pollMs: 2000, rateChange: { atIndex: changeAt, factor } },
               (e) => {
                 if (e.type === "submitted" || e.type === "rejected") bar.submitted();
                 if (e.type === "ended") bar.ended();

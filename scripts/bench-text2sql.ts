@@ -17,7 +17,8 @@ import { REFERENCE_POOL } from "../src/sim/cluster";
 import { localOrigin, numberArg, runCli } from "./lib/cli";
 import { DemoQuestionsSchema } from "./lib/demo-data/questions-schema";
 import { progressBars } from "./lib/progress";
-import { NO_KEEPALIVE, TERMINAL, submitReplay } from "./lib/replay";
+import { TERMINAL, submitReplay, tenantHeaders, type Gateway } from "./lib/replay";
+import { apiKeyFor } from "./lib/credentials";
 import { startStack, type Stack } from "./lib/stack";
 import { openDemoDatabase, sameResult } from "./lib/text2sql-score";
 
@@ -42,6 +43,7 @@ runCli(async () => {
   const { values } = parseArgs({
     options: {
       url: { type: "string" },
+      "api-key": { type: "string" },
       rate: { type: "string" },
       "time-scale": { type: "string" },
       seed: { type: "string" },
@@ -60,9 +62,9 @@ runCli(async () => {
   const questions = DemoQuestionsSchema.parse(JSON.parse(readFileSync(new URL("../data/demo/questions.json", import.meta.url), "utf8")));
 
   let stack: Stack | undefined;
-  const url = values.url === undefined
-    ? (stack = await startStack({ fleet: [...REFERENCE_POOL], timeScale, port: 0, pool: "default", keepState: false, stateDir: ".wrangler/state-bench-text2sql", quiet: true, demoDatabase: true })).url
-    : localOrigin(values.url);
+  const gw: Gateway = values.url === undefined
+    ? (stack = await startStack({ fleet: [...REFERENCE_POOL], timeScale, port: 0, pool: "default", keepState: false, stateDir: ".wrangler/state-bench-text2sql", quiet: true, demoDatabase: true }))
+    : { url: localOrigin(values.url), apiKey: apiKeyFor(localOrigin(values.url), values["api-key"]) };
   try {
     const rng = createRng(seed);
     const bars = progressBars();
@@ -70,7 +72,7 @@ runCli(async () => {
     const ids: string[] = [];
     const started = Date.now();
     for (const q of questions) {
-      ids.push(await submitReplay(url, { kind: "text2sql", database: "demo", question: q.question, candidates, maxRounds }));
+      ids.push(await submitReplay(gw, { kind: "text2sql", database: "demo", question: q.question, candidates, maxRounds }));
       bar.submitted();
       await new Promise((r) => setTimeout(r, (exponential(rng, rate) / timeScale) * 1000));
     }
@@ -79,7 +81,7 @@ runCli(async () => {
       await new Promise((r) => setTimeout(r, 1000));
       for (const id of ids) {
         if (views.has(id)) continue;
-        const raw: unknown = await (await fetch(`${url}/v1/workflows/${id}`, { headers: NO_KEEPALIVE })).json();
+        const raw: unknown = await (await fetch(`${gw.url}/v1/workflows/${id}`, { headers: tenantHeaders(gw) })).json();
         const v = ViewSchema.parse(raw);
         if (!TERMINAL.has(v.status)) continue;
         views.set(id, v);

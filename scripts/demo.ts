@@ -7,12 +7,14 @@ import { createRng, exponential } from "../src/core/rng";
 import { percentile } from "../src/core/stats";
 import { syntheticWorkflow } from "../src/sim/synthetic";
 import { UsageError, numberArg, runCli } from "./lib/cli";
+import { apiKeyFor } from "./lib/credentials";
 import { replayRequest, submitReplay, waitForAll } from "./lib/replay";
 
 runCli(async () => {
   const { values } = parseArgs({
     options: {
       url: { type: "string", default: "http://127.0.0.1:8787" },
+      "api-key": { type: "string" },
       workflows: { type: "string" },
       rate: { type: "string" },
       "time-scale": { type: "string" },
@@ -29,14 +31,15 @@ runCli(async () => {
   } catch {
     throw new UsageError(`no hexflow at ${values.url}: run \`npm start\` first (or pass --url)`);
   }
+  const gw = { url: values.url, apiKey: apiKeyFor(values.url, values["api-key"]) };
   process.stdout.write(`submitting ${n} synthetic workflows at ${rate}/s (pool clock) to ${values.url}\n`);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    ids.push(await submitReplay(values.url, replayRequest(syntheticWorkflow(rng))));
+    ids.push(await submitReplay(gw, replayRequest(syntheticWorkflow(rng))));
     process.stdout.write(`  submitted ${ids.at(-1) ?? ""}\n`);
     if (i < n - 1) await new Promise((r) => setTimeout(r, (exponential(rng, rate) / scale) * 1000));
   }
-  const done = await waitForAll(values.url, ids, {
+  const done = await waitForAll(gw, ids, {
     pollMs: 500,
     timeoutMs: Number.POSITIVE_INFINITY,
     onEnd: (w, ended) => {

@@ -12,13 +12,15 @@
 import { parseArgs } from "node:util";
 import { buildWorkload, withRateChange } from "../src/sim/workload";
 import { loadTraceSource, localOrigin, numberArg, runCli } from "./lib/cli";
-import { TERMINAL, getWorkflow, replayRequest, submitReplay, type WorkflowStatus } from "./lib/replay";
+import { apiKeyFor } from "./lib/credentials";
+import { SubmitError, TERMINAL, getWorkflow, replayRequest, submitReplay, type WorkflowStatus } from "./lib/replay";
 import type { LoadgenEvent, LoadgenWorkflow } from "./lib/loadgen-events";
 
 runCli(async () => {
   const { values } = parseArgs({
     options: {
       url: { type: "string", default: "http://127.0.0.1:8787" },
+      "api-key": { type: "string" },
       trace: { type: "string", default: "synthetic" },
       rate: { type: "string" },
       workflows: { type: "string" },
@@ -32,7 +34,8 @@ runCli(async () => {
     },
     strict: true,
   });
-  const base = localOrigin(values.url);
+  const url = localOrigin(values.url);
+  const base = { url, apiKey: apiKeyFor(url, values["api-key"]) };
   const source = loadTraceSource(values.trace);
   const n = numberArg("workflows", values.workflows, 40, (x) => Number.isInteger(x) && x > 0 && x <= 5000);
   const rate = numberArg("rate", values.rate, 0.5);
@@ -50,6 +53,7 @@ runCli(async () => {
   const workload = withRateChange(buildWorkload(source, n, rate, seed), changeAt, factor);
   const ids: (string | undefined)[] = new Array<string | undefined>(n);
   const rejected = new Map<number, string>();
+  const rejectCodes = new Map<number, string>();
   const ended = new Map<number, WorkflowStatus>();
   const t0 = performance.now();
   const deadline = t0 + timeoutMs;
@@ -67,7 +71,9 @@ runCli(async () => {
       emit({ type: "submitted", index: i, id, lateMs: performance.now() - due });
     } catch (e) {
       rejected.set(i, e instanceof Error ? e.message : String(e));
-      emit({ type: "rejected", index: i, message: rejected.get(i) ?? "" });
+      const code = e instanceof SubmitError ? e.code : null;
+      if (code !== null) rejectCodes.set(i, code);
+      emit({ type: "rejected", index: i, message: rejected.get(i) ?? "", code });
     }
   });
   let submittedAll = false;
@@ -100,6 +106,8 @@ runCli(async () => {
       sloMs: w?.sloMs ?? null,
       calls: w?.stages.reduce((k, s) => k + s.calls.length, 0) ?? 0,
       error: w?.error?.message ?? rejected.get(i) ?? null,
+      rejectCode: rejectCodes.get(i) ?? null,
+      bestEffort: w?.bestEffort === true,
     };
   });
   emit({ type: "result", wallMs: performance.now() - t0, workflows });

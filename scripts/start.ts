@@ -64,23 +64,27 @@ runCli(async () => {
     [
       "",
       `hexflow is up at ${stack.url}  (pool "${stack.pool}": ${stack.emulators.map((e) => `${e.id} ${e.url}`).join(", ")})`,
+      `tenant "local", API key: ${stack.apiKey}`,
       `admin token: ${stack.adminToken}`,
+      `(both saved in .wrangler/state-local/credentials.json, where npm run demo and loadgen find them)`,
       "",
+      `  export HEXFLOW_API_KEY=${stack.apiKey}`,
       "Run a workflow (times are emulated seconds: the pool runs " + `${timeScale}x faster than real time):`,
-      `  curl -s -X POST ${stack.url}/v1/workflows -H 'content-type: application/json' -d '${example}'`,
-      `  curl -s ${stack.url}/v1/workflows/<id from the answer>`,
+      `  curl -s -X POST ${stack.url}/v1/workflows -H "authorization: Bearer $HEXFLOW_API_KEY" -H 'content-type: application/json' -d '${example}'`,
+      `  curl -s ${stack.url}/v1/workflows/<id from the answer> -H "authorization: Bearer $HEXFLOW_API_KEY"`,
       `Pool and policy: curl -s ${stack.url}/admin/pools/${stack.pool} -H 'authorization: Bearer ${stack.adminToken}'`,
       `α tuning (the tuner Worker at ${stack.tunerUrl}; its cron runs ${tuneEveryS > 0 ? `every ${tuneEveryS} s` : "only when asked"}): tune now, then read the decisions:`,
       `  curl -s -X POST ${stack.url}/admin/pools/${stack.pool}/tune -H 'authorization: Bearer ${stack.adminToken}'`,
       `  curl -s ${stack.url}/admin/pools/${stack.pool}/tuning -H 'authorization: Bearer ${stack.adminToken}'`,
       ...(values["no-demo-db"]
-        ? [`Databases for Text-to-SQL: curl -s ${stack.url}/v1/databases`]
+        ? [`Databases for Text-to-SQL: curl -s ${stack.url}/v1/databases -H "authorization: Bearer $HEXFLOW_API_KEY"`]
         : [
             "Ask the demo database a question (Text-to-SQL; the answer has the SQL, the rows and every self-correction round):",
-            `  curl -s -X POST ${stack.url}/v1/workflows -H 'content-type: application/json' -H 'prefer: wait=60' \\`,
+            `  curl -s -X POST ${stack.url}/v1/workflows -H "authorization: Bearer $HEXFLOW_API_KEY" -H 'content-type: application/json' -H 'prefer: wait=60' \\`,
             `    -d '{"kind":"text2sql","database":"demo","question":"Which five customers spent the most?"}'`,
           ]),
-      `OpenAI-compatible: curl -s ${stack.url}/v1/chat/completions -H 'content-type: application/json' -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":32}'`,
+      `OpenAI-compatible: curl -s ${stack.url}/v1/chat/completions -H "authorization: Bearer $HEXFLOW_API_KEY" -H 'content-type: application/json' -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":32}'`,
+      `Tenants and keys: curl -s ${stack.url}/admin/tenants -H 'authorization: Bearer ${stack.adminToken}'   |   API: ${stack.url}/openapi.json`,
       "More load: npm run demo   |   Ctrl-C stops everything",
       "",
     ].join("\n"),

@@ -7,6 +7,8 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 
 export interface LoadgenArgs {
   url: string;
+  /** The tenant key, passed in the child's environment (HEXFLOW_API_KEY) rather than on its command line. */
+  apiKey: string;
   trace: string;
   rate: number;
   workflows: number;
@@ -27,7 +29,7 @@ export function runLoadgen(a: LoadgenArgs, onEvent: (e: LoadgenEvent) => void): 
     ...["--time-scale", String(a.timeScale), "--slo-ms", String(a.sloMs), "--timeout-s", String(a.timeoutS), "--poll-ms", String(a.pollMs)],
     ...(a.rateChange === undefined ? [] : ["--change-at", String(a.rateChange.atIndex), "--rate-factor", String(a.rateChange.factor)]),
   ];
-  const child = spawn(join(ROOT, "node_modules/.bin/tsx"), args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(join(ROOT, "node_modules/.bin/tsx"), args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HEXFLOW_API_KEY: a.apiKey } });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => {
     stderr += d.toString();

@@ -13,6 +13,7 @@ export interface WorkflowStatus {
   latencyMs: number | null;
   sloMs: number | null;
   sloMet: boolean | null;
+  bestEffort?: boolean;
   error?: { code: string; message: string };
   stages: {
     step: string;
@@ -35,21 +36,43 @@ export interface WorkflowStatus {
  */
 export const NO_KEEPALIVE = { connection: "close" } as const;
 
-export async function submitReplay(base: string, body: unknown): Promise<string> {
-  const res = await fetch(`${base}/v1/workflows`, { method: "POST", headers: { ...NO_KEEPALIVE, "content-type": "application/json" }, body: JSON.stringify(body) });
+/** A gateway and the tenant key its public routes need. */
+export interface Gateway {
+  url: string;
+  apiKey: string;
+}
+
+/** Headers of a tenant request: its key, one connection per request, JSON. */
+export function tenantHeaders(gw: Gateway, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...NO_KEEPALIVE, authorization: `Bearer ${gw.apiKey}`, "content-type": "application/json", ...extra };
+}
+
+/** A submission the gateway refused: its status and error code (e.g. 503 overloaded, 429 rate_limited). */
+export class SubmitError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+  ) {
+    super(message);
+  }
+}
+
+export async function submitReplay(gw: Gateway, body: unknown): Promise<string> {
+  const res = await fetch(`${gw.url}/v1/workflows`, { method: "POST", headers: tenantHeaders(gw), body: JSON.stringify(body) });
   const text = await res.text();
-  let json: { id?: string; error?: { message: string } } = {};
+  let json: { id?: string; error?: { code?: string; message: string } } = {};
   try {
     json = JSON.parse(text) as typeof json;
   } catch {
     // not JSON: reported below with the raw text
   }
-  if (res.status !== 202 || json.id === undefined) throw new Error(`submit failed: ${res.status} ${json.error?.message ?? text.slice(0, 300)}`);
+  if (res.status !== 202 || json.id === undefined) throw new SubmitError(`submit failed: ${res.status} ${json.error?.message ?? text.slice(0, 300)}`, res.status, json.error?.code ?? null);
   return json.id;
 }
 
-export async function getWorkflow(base: string, id: string): Promise<WorkflowStatus> {
-  return (await (await fetch(`${base}/v1/workflows/${id}`, { headers: NO_KEEPALIVE })).json()) as WorkflowStatus;
+export async function getWorkflow(gw: Gateway, id: string): Promise<WorkflowStatus> {
+  return (await (await fetch(`${gw.url}/v1/workflows/${id}`, { headers: tenantHeaders(gw) })).json()) as WorkflowStatus;
 }
 
 export const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
@@ -59,7 +82,7 @@ export const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
  * Returns the ended ones by id, so a caller can see which did not end in time.
  */
 export async function waitForAll(
-  base: string,
+  base: Gateway,
   ids: readonly string[],
   o: { pollMs: number; timeoutMs: number; onEnd?: (w: WorkflowStatus, ended: number) => void },
 ): Promise<Map<string, WorkflowStatus>> {

@@ -24,6 +24,8 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { GpuType } from "../../src/core/gpu";
 import { adminFetch } from "./admin-client";
+import { ensureTenant, saveCredentials } from "./credentials";
+import { tenantHeaders, type Gateway } from "./replay";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const BIN = (name: string) => join(ROOT, "node_modules/.bin", name);
@@ -50,11 +52,27 @@ export interface StackOptions {
   tuneEveryS?: number;
   /** The tuner's TUNING_CONFIG: JSON overrides of the tuning defaults (src/sim/tuning-decision.ts). */
   tuningConfig?: string;
+  /** The local tenant's terms (src/core/tenant.ts TenantConfigSchema); default LOCAL_TENANT_CONFIG. */
+  tenantConfig?: unknown;
+  /** The pool's admission control (default "enforce"); benchmarks of a scheduler alone turn it off. */
+  admission?: "enforce" | "off";
 }
+
+/**
+ * The local tenant: quotas far above what one machine can serve, so they never decide a local run, and the
+ * widest SLO class, so any benchmark's SLO is accepted.
+ */
+export const LOCAL_TENANT_CONFIG = {
+  slo: { defaultScale: 5, minScale: 0.5, maxScale: 100 },
+  quota: { workflowsPerS: 10_000, burst: 100_000, maxConcurrent: 100_000 },
+  overload: "reject",
+} as const;
 
 export interface Stack {
   url: string;
   adminToken: string;
+  /** The key of the local tenant ("local"), also saved in the state directory's credentials.json. */
+  apiKey: string;
   pool: string;
   emulators: { id: string; gpu: GpuType; url: string; child: ChildProcess }[];
   /** The tuner Worker's own dev server (its `POST /tune`; the gateway reaches it as TUNER). */
@@ -156,10 +174,10 @@ async function runCron(tunerUrl: string): Promise<void> {
 
 const isSqliteBusy = (e: unknown): boolean => e instanceof Error && /SQLITE_BUSY|database is locked/.test(e.message);
 
-async function registerDemoDatabase(url: string): Promise<void> {
-  const res = await fetch(`${url}/v1/databases`, {
+async function registerDemoDatabase(gw: Gateway): Promise<void> {
+  const res = await fetch(`${gw.url}/v1/databases`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: tenantHeaders(gw),
     body: JSON.stringify({ name: "demo", target: { kind: "d1", binding: "DEMO_DB" } }),
   });
   // 409: a kept state registered it on an earlier run.
@@ -252,6 +270,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     }, everyS * 1000);
     cronTimer.unref();
   };
+  let apiKey = "";
   try {
     const existing = (await (await adminFetch(url, adminToken, `/pools/${o.pool}`)).json()) as { instances?: { id: string }[] };
     for (const old of existing.instances ?? []) await adminFetch(url, adminToken, `/pools/${o.pool}/instances/${old.id}`, { method: "DELETE" });
@@ -259,11 +278,17 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       const res = await adminFetch(url, adminToken, `/pools/${o.pool}/instances`, { method: "POST", body: JSON.stringify({ id: e.id, url: e.url, gpu: e.gpu, timeScale: o.timeScale }) });
       if (!res.ok) throw new Error(`registering ${e.id} failed: ${res.status} ${await res.text()}`);
     }
-    if (o.demoDatabase === true) await registerDemoDatabase(url);
+    if (o.admission !== undefined) {
+      const res = await adminFetch(url, adminToken, `/pools/${o.pool}/policy`, { method: "PUT", body: JSON.stringify({ admission: o.admission }) });
+      if (!res.ok) throw new Error(`setting admission ${o.admission} failed: ${res.status} ${await res.text()}`);
+    }
+    apiKey = await ensureTenant(url, adminToken, "local", o.tenantConfig ?? LOCAL_TENANT_CONFIG);
+    saveCredentials(o.stateDir, { url, apiKey, adminToken });
+    if (o.demoDatabase === true) await registerDemoDatabase({ url, apiKey });
   } catch (e) {
     await stop();
     throw e;
   }
   if (o.tuneEveryS !== undefined && o.tuneEveryS > 0) scheduleCron(o.tuneEveryS);
-  return { url, adminToken, pool: o.pool, emulators, tunerUrl, runTunerCron, stop };
+  return { url, adminToken, apiKey, pool: o.pool, emulators, tunerUrl, runTunerCron, stop };
 }

@@ -9,11 +9,11 @@ import { createTenant, expireKey, getTenant, issueKey, listKeys, listTenants, up
 import { errorBody } from "./errors";
 import { issueMessage, readJson } from "./json-body";
 
-const CreateTenantSchema = z.strictObject({ name: TenantNameSchema, config: TenantConfigSchema.optional() });
-const KeyLabelSchema = z.strictObject({ label: z.string().trim().min(1).max(64).optional() });
+export const CreateTenantSchema = z.strictObject({ name: TenantNameSchema, config: TenantConfigSchema.optional() });
+export const KeyLabelSchema = z.strictObject({ label: z.string().trim().min(1).max(64).optional() });
 /** A rotation may keep the old key working a while, so clients can switch without a failed request. */
-const RotateSchema = z.strictObject({ graceS: z.number().int().min(0).max(7 * 86_400).default(0), label: z.string().trim().min(1).max(64).optional() });
-const KeyIdSchema = z.string().regex(/^key_[0-9a-f]{16}$/);
+export const RotateSchema = z.strictObject({ graceS: z.number().int().min(0).max(7 * 86_400).default(0), label: z.string().trim().min(1).max(64).optional() });
+export const KeyIdSchema = z.string().regex(/^key_[0-9a-f]{16}$/);
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -77,7 +77,7 @@ export const adminTenants = new Hono<{ Bindings: Env }>()
     if (old === undefined) return noKey(c);
     if (!old.active) return c.json(errorBody("conflict", "the key is already revoked or expired; issue a new one instead"), 409);
     const { key, summary } = await issueKey(c.env.TRACES, tenant.id, body.value.label ?? old.label, nowMs);
-    const replaced = await expireKey(c.env.TRACES, tenant.id, keyId, nowMs + body.value.graceS * 1000, summary.id);
+    const replaced = await expireKey(c.env.TRACES, tenant.id, keyId, nowMs + body.value.graceS * 1000, nowMs, summary.id);
     return c.json({ key, keyInfo: summary, replaced }, 201);
   })
   .delete("/:tenant/keys/:key", async (c) => {
@@ -85,6 +85,7 @@ export const adminTenants = new Hono<{ Bindings: Env }>()
     if (tenant === undefined) return noTenant(c);
     const keyId = c.req.param("key");
     if (!KeyIdSchema.safeParse(keyId).success) return noKey(c);
-    const revoked = await expireKey(c.env.TRACES, tenant.id, keyId, Date.now());
+    const nowMs = Date.now();
+    const revoked = await expireKey(c.env.TRACES, tenant.id, keyId, nowMs, nowMs);
     return revoked === undefined ? noKey(c) : c.json({ keyInfo: revoked });
   });

@@ -13,7 +13,7 @@ import { PoolNameSchema } from "./schemas";
 /** TUNER is absent where the tuner is not deployed next to the gateway (e.g. a bare local dev). */
 type TuningEnv = { Bindings: Env & { TUNER?: Fetcher } };
 
-const HistoryQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+export const HistoryQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
 const TunerErrorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 const UNREACHABLE = "the tuner Worker (hexflow-tuner) is not reachable: deploy it, or run it beside the gateway locally";

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { errorBody } from "./errors";
+import { jsonDepth, LIMITS } from "../core/limits";
 import { instanceObjectName } from "../objects/names";
 import { failure } from "./results";
 import { adminTraces } from "./admin-traces";
@@ -8,9 +9,11 @@ import { adminTenants } from "./admin-tenants";
 
 type AdminEnv = { Bindings: Env };
 
+/** A JSON body no deeper than LIMITS allows: it goes to the coordinator over RPC as it is. */
 async function jsonBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false }> {
   try {
-    return { ok: true, value: await req.json() };
+    const value: unknown = await req.json();
+    return jsonDepth(value) > LIMITS.http.maxJsonDepth ? { ok: false } : { ok: true, value };
   } catch {
     return { ok: false };
   }
@@ -23,7 +26,7 @@ function sameSecret(a: string, b: string): boolean {
   return x.byteLength === y.byteLength && crypto.subtle.timingSafeEqual(x, y);
 }
 
-const MALFORMED = errorBody("invalid_request", "the body is not valid JSON");
+const MALFORMED = errorBody("invalid_request", `the body is not valid JSON, or nests deeper than ${LIMITS.http.maxJsonDepth} levels`);
 
 /**
  * Pool administration, guarded by ADMIN_TOKEN from the Worker's environment (never a tenant key).

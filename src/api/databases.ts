@@ -4,18 +4,18 @@ import { z } from "zod";
 import { DatabaseNameSchema, DatabaseTargetSchema, redactTarget, type DatabaseRecord } from "../core/database";
 import { type DatabaseSchema, schemaToDdl } from "../core/db-schema";
 import { parseDdl } from "../core/ddl-schema";
+import { LIMITS } from "../core/limits";
 import { SqlDialectSchema } from "../core/sql-dialect";
 import { d1Binding, readSchema } from "../db/execute";
 import type { TenantEnv } from "./auth";
 import { errorBody } from "./errors";
 import { failure } from "./results";
 
-/** Bounds on what one registration stores and every Text-to-SQL prompt over it carries. */
-export const MAX_TABLES = 500;
-export const MAX_SCHEMA_BYTES = 256 * 1024; // 256 KiB, quoted in messages
-const MAX_BODY_BYTES = 1024 * 1024;
+/** Bounds on what one registration stores and every Text-to-SQL prompt over it carries (the body's size: app.ts). */
+const { maxTables: MAX_TABLES, maxSchemaBytes: MAX_SCHEMA_BYTES } = LIMITS.databases;
+const KIB = MAX_SCHEMA_BYTES / 1024;
 
-const RegisterSchema = z.strictObject({
+export const RegisterDatabaseSchema = z.strictObject({
   name: DatabaseNameSchema,
   target: DatabaseTargetSchema,
   /** CREATE TABLE statements to take the schema from instead of reading it from the database. */
@@ -44,7 +44,7 @@ const detail = (record: DatabaseRecord) => ({ ...summary(record), tables: record
 function tooLarge(schema: DatabaseSchema): string | undefined {
   if (schema.tables.length > MAX_TABLES) return `the schema has ${schema.tables.length} tables; at most ${MAX_TABLES} can be registered`;
   const size = bytes(schemaToDdl(schema));
-  return size > MAX_SCHEMA_BYTES ? `the schema's DDL is ${size} bytes; at most 256 KiB (${MAX_SCHEMA_BYTES} bytes) can be registered` : undefined;
+  return size > MAX_SCHEMA_BYTES ? `the schema's DDL is ${size} bytes; at most ${KIB} KiB (${MAX_SCHEMA_BYTES} bytes) can be registered` : undefined;
 }
 
 /**
@@ -53,14 +53,13 @@ function tooLarge(schema: DatabaseSchema): string | undefined {
  */
 export const databases = new Hono<TenantEnv>()
   .post("/", async (c) => {
-    if (Number(c.req.header("content-length") ?? 0) > MAX_BODY_BYTES) return c.json(errorBody("payload_too_large", `the body may have at most ${MAX_BODY_BYTES} bytes`), 413);
     let raw: unknown;
     try {
       raw = await c.req.json();
     } catch {
       return c.json(errorBody("invalid_request", "the body is not valid JSON"), 400);
     }
-    const parsed = RegisterSchema.safeParse(raw);
+    const parsed = RegisterDatabaseSchema.safeParse(raw);
     if (!parsed.success) return c.json(errorBody("invalid_request", firstIssue(parsed.error)), 400);
     const { name, target, ddl, dialect } = parsed.data;
     if (target.kind === "d1" && dialect !== undefined && dialect !== "sqlite") return c.json(errorBody("invalid_request", "a D1 database speaks sqlite"), 400);
@@ -71,7 +70,7 @@ export const databases = new Hono<TenantEnv>()
 
     let schema: DatabaseSchema;
     if (ddl !== undefined) {
-      if (bytes(ddl) > MAX_SCHEMA_BYTES) return c.json(errorBody("schema_too_large", `the DDL may have at most 256 KiB (${MAX_SCHEMA_BYTES} bytes)`), 400);
+      if (bytes(ddl) > MAX_SCHEMA_BYTES) return c.json(errorBody("schema_too_large", `the DDL may have at most ${KIB} KiB (${MAX_SCHEMA_BYTES} bytes)`), 400);
       const read = parseDdl(ddl, dialect ?? "sqlite");
       if (!read.ok) return c.json(errorBody("invalid_ddl", read.message), 400);
       schema = read.value;

@@ -1,6 +1,7 @@
 /** The one error mapping of the HTTP API: every error response is `{ error: { code, message } }`. */
 import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { redactKeys } from "../db/api-keys";
 
 /** The one error shape every endpoint returns. */
 export interface ErrorBody {
@@ -8,7 +9,7 @@ export interface ErrorBody {
 }
 
 export function errorBody(code: string, message: string): ErrorBody {
-  return { error: { code, message } };
+  return { error: { code, message: redactKeys(message) } };
 }
 
 /** Maps an HTTP status to the stable error code clients see. */

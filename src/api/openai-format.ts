@@ -6,6 +6,7 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { CallStreamEnd } from "../objects/call-streams";
 import type { Endpoint } from "./openai-schemas";
+import { redactKeys } from "../db/api-keys";
 
 export interface Usage {
   prompt_tokens: number;
@@ -19,7 +20,7 @@ export function usage(u: { promptTokens: number; completionTokens: number }): Us
 
 export function openaiError(status: number, code: string, message: string, param: string | null = null) {
   const type = status >= 500 ? "server_error" : "invalid_request_error";
-  return { error: { message, type, param, code } };
+  return { error: { message: redactKeys(message), type, param, code } };
 }
 
 /** The HTTP status and code a failed call's end event becomes. */

@@ -6,24 +6,21 @@
  */
 import { prettifyError, z } from "zod";
 import { estimateTokens } from "../core/dag-workflow";
+import { LIMITS } from "../core/limits";
 import { baseSloSeconds } from "../core/slo";
 import type { InstanceInfo } from "../core/estimator";
 import type { ChatMessage, Sampling, WorkflowSpec } from "../core/workflow";
 import { PoolNameSchema } from "./schemas";
 
-/** Every number the endpoint enforces, in one place. */
-export const OPENAI_LIMITS = {
+/** Defaults and model constants; the limits themselves are LIMITS.openai (src/core/limits.ts). */
+export const OPENAI_DEFAULTS = {
   /** Used when the request names no max_tokens: OpenAI's 16 for completions; a moderate answer for chat. */
   defaultMaxTokens: { chat: 512, completion: 16 },
-  /** Larger limits are refused: the scheduler prices and reserves KV for max_tokens. */
-  maxTokensCap: 8192,
-  /** X-SLO-Ms, pool-clock milliseconds (the same cap as a workflow's sloMs). */
-  maxSloMs: 86_400_000,
-  maxMessages: 512,
-  maxPromptChars: 1_000_000,
   /** The chat template's tokens per message (Llama-3: header start, role, header end, end of turn). */
   templateTokensPerMessage: 4,
 } as const;
+
+const L = LIMITS.openai;
 
 export type Endpoint = "chat" | "completion";
 
@@ -37,7 +34,7 @@ const MessageSchema = z.object({
 const positive = (max: number) => z.number().int().positive().max(max).nullish();
 const CommonSchema = z.object({
   model: z.string().min(1).nullish(),
-  max_tokens: positive(OPENAI_LIMITS.maxTokensCap),
+  max_tokens: positive(L.maxTokensCap),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   temperature: z.number().min(0).max(2).nullish(),
@@ -48,11 +45,11 @@ const CommonSchema = z.object({
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   n: z.number().int().min(1).max(1, "n > 1 is not supported: one request is one scheduled call").nullish(),
 });
-const ChatRequestSchema = CommonSchema.extend({
-  messages: z.array(MessageSchema).min(1).max(OPENAI_LIMITS.maxMessages),
-  max_completion_tokens: positive(OPENAI_LIMITS.maxTokensCap),
+export const ChatRequestSchema = CommonSchema.extend({
+  messages: z.array(MessageSchema).min(1).max(L.maxMessages),
+  max_completion_tokens: positive(L.maxTokensCap),
 });
-const CompletionRequestSchema = CommonSchema.extend({
+export const CompletionRequestSchema = CommonSchema.extend({
   prompt: z.union([z.string(), z.array(z.string()).length(1, "one prompt per request (token-id prompts are not supported)")]),
 });
 
@@ -106,19 +103,19 @@ export function parseOpenAIRequest(endpoint: Endpoint, body: unknown): Parsed<Op
       role: m.role === "developer" ? "system" : m.role,
       content: typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join("\n"),
     }));
-    if (messages.reduce((n, m) => n + m.content.length, 0) > OPENAI_LIMITS.maxPromptChars) return bad(`the messages exceed ${OPENAI_LIMITS.maxPromptChars} characters`, "messages");
-    return { ok: true, value: { ...common, messages, maxTokens: d.max_completion_tokens ?? d.max_tokens ?? OPENAI_LIMITS.defaultMaxTokens.chat } };
+    if (messages.reduce((n, m) => n + m.content.length, 0) > L.maxPromptChars) return bad(`the messages exceed ${L.maxPromptChars} characters`, "messages");
+    return { ok: true, value: { ...common, messages, maxTokens: d.max_completion_tokens ?? d.max_tokens ?? OPENAI_DEFAULTS.defaultMaxTokens.chat } };
   }
   const prompt = typeof d.prompt === "string" ? d.prompt : (d.prompt[0] ?? "");
-  if (prompt.length > OPENAI_LIMITS.maxPromptChars) return bad(`the prompt exceeds ${OPENAI_LIMITS.maxPromptChars} characters`, "prompt");
-  return { ok: true, value: { ...common, prompt, maxTokens: d.max_tokens ?? OPENAI_LIMITS.defaultMaxTokens.completion } };
+  if (prompt.length > L.maxPromptChars) return bad(`the prompt exceeds ${L.maxPromptChars} characters`, "prompt");
+  return { ok: true, value: { ...common, prompt, maxTokens: d.max_tokens ?? OPENAI_DEFAULTS.defaultMaxTokens.completion } };
 }
 
 /** `X-SLO-Ms`: a positive integer of pool-clock milliseconds; absent means the default. */
 export function parseSloHeader(raw: string | undefined): Parsed<number | undefined> {
   if (raw === undefined) return { ok: true, value: undefined };
   const n = Number(raw.trim());
-  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > OPENAI_LIMITS.maxSloMs) return bad(`X-SLO-Ms must be an integer from 1 to ${OPENAI_LIMITS.maxSloMs} (got "${raw}")`, "X-SLO-Ms");
+  if (!/^\d+$/.test(raw.trim()) || n < 1 || n > L.maxSloMs) return bad(`X-SLO-Ms must be an integer from 1 to ${L.maxSloMs} (got "${raw}")`, "X-SLO-Ms");
   return { ok: true, value: n };
 }
 
@@ -129,7 +126,7 @@ export function parsePoolHeader(raw: string | undefined): Parsed<string> {
 
 export function inputTokens(req: OpenAIRequest): number {
   if (req.messages === undefined) return estimateTokens(req.prompt ?? "");
-  return req.messages.reduce((n, m) => n + estimateTokens(m.content) + OPENAI_LIMITS.templateTokensPerMessage, 0);
+  return req.messages.reduce((n, m) => n + estimateTokens(m.content) + OPENAI_DEFAULTS.templateTokensPerMessage, 0);
 }
 
 /**

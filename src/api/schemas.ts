@@ -1,9 +1,12 @@
 import { z } from "zod";
+import { LIMITS } from "../core/limits";
+
+const { replay: R, text2sql: T } = LIMITS;
 
 export const PoolNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).default("default");
 
 /** The SLO as a multiple of the pool's base SLO, within the tenant's class (src/core/tenant.ts); or give sloMs. */
-export const SloScaleSchema = z.number().positive().max(100).optional();
+export const SloScaleSchema = z.number().positive().max(LIMITS.workflow.maxSloScale).optional();
 
 /** A replayed workflow: the reference trace format as a request; prompts become synthetic text. */
 export const ReplayWorkflowSchema = z
@@ -13,16 +16,16 @@ export const ReplayWorkflowSchema = z
       .array(
         z
           .object({
-            step: z.string().min(1).max(64),
-            inputTokens: z.number().int().nonnegative().max(1_000_000),
-            outputTokens: z.number().int().positive().max(100_000),
+            step: z.string().min(1).max(R.maxStepChars),
+            inputTokens: z.number().int().nonnegative().max(R.maxInputTokens),
+            outputTokens: z.number().int().positive().max(R.maxOutputTokens),
           })
           .strict(),
       )
       .min(1)
-      .max(500),
+      .max(R.maxCalls),
     /** End-to-end SLO in pool-clock milliseconds; default the tenant's default scale of the pool's base SLO. */
-    sloMs: z.number().positive().max(86_400_000).optional(),
+    sloMs: z.number().positive().max(LIMITS.workflow.maxSloMs).optional(),
     sloScale: SloScaleSchema,
     pool: PoolNameSchema,
   })
@@ -31,22 +34,19 @@ export type ReplayWorkflow = z.infer<typeof ReplayWorkflowSchema>;
 
 export const WorkflowIdSchema = z.string().regex(/^wf_[0-9a-f]{32}$/);
 
-/** Longest question or hint: a question is a sentence or a paragraph, never a document. */
-export const MAX_QUESTION_CHARS = 4_000;
-
 /** The built-in agentic Text-to-SQL workflow over a registered database (see src/core/text2sql/run.ts). */
 export const Text2SqlWorkflowSchema = z.strictObject({
   kind: z.literal("text2sql"),
-  database: z.string().min(1).max(63),
-  question: z.string().trim().min(1).max(MAX_QUESTION_CHARS),
+  database: z.string().min(1).max(T.maxDatabaseNameChars),
+  question: z.string().trim().min(1).max(T.maxQuestionChars),
   /** Domain knowledge the question needs (BIRD's "evidence"), passed to every prompt that sees the question. */
-  hint: z.string().trim().max(MAX_QUESTION_CHARS).optional(),
-  sloMs: z.number().positive().max(86_400_000).optional(),
+  hint: z.string().trim().max(T.maxQuestionChars).optional(),
+  sloMs: z.number().positive().max(LIMITS.workflow.maxSloMs).optional(),
   sloScale: SloScaleSchema,
   pool: PoolNameSchema,
-  candidates: z.number().int().min(1).max(8).optional(),
-  maxRounds: z.number().int().min(0).max(10).optional(),
-  tests: z.number().int().min(1).max(10).optional(),
-  maxRows: z.number().int().min(1).max(1000).optional(),
+  candidates: z.number().int().min(T.candidates.min).max(T.candidates.max).optional(),
+  maxRounds: z.number().int().min(T.maxRounds.min).max(T.maxRounds.max).optional(),
+  tests: z.number().int().min(T.tests.min).max(T.tests.max).optional(),
+  maxRows: z.number().int().min(T.maxRows.min).max(T.maxRows.max).optional(),
 });
 export type Text2SqlWorkflow = z.infer<typeof Text2SqlWorkflowSchema>;

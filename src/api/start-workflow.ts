@@ -42,12 +42,15 @@ export async function startForTenant(c: Context<TenantEnv>, r: StartRequest, fai
   const admission = await coordinator.admit({ workflowId: r.id, spec: r.what.spec, sloS: slo.sloS, bestEffortAllowed: tenant.config.overload === "best-effort" });
   if (admission.decision === "reject") {
     await quotaStub.release(r.id, tenant.config.quota);
-    c.header("retry-after", String(admission.retryAfterS));
-    return { ok: false, response: fail(503, "overloaded", `the pool predicts this workflow would take ${Math.round(admission.predictedS)} s against its SLO of ${Math.round(slo.sloS)} s; retry later or with a looser SLO`) };
+    // No Retry-After when waiting cannot help (even an idle pool is too slow for this SLO).
+    if (admission.retryAfterS !== null) c.header("retry-after", String(admission.retryAfterS));
+    const why = admission.retryAfterS === null ? "even an idle pool could not meet it; ask a looser SLO" : "retry later or with a looser SLO";
+    return { ok: false, response: fail(503, "overloaded", `the pool predicts this workflow would take ${Math.round(admission.predictedS)} s against its SLO of ${Math.round(slo.sloS)} s; ${why}`) };
   }
 
+  // A best-effort workflow is scheduled with the looser SLO the pool gave it, and reported against its own.
   const bestEffort = admission.decision === "best-effort";
-  const started = await c.env.WORKFLOW.getByName(r.id).start({ id: r.id, sloS: slo.sloS, arrivalS: r.nowS, pool: r.pool, tenant: tenant.id, bestEffort, ...r.what });
+  const started = await c.env.WORKFLOW.getByName(r.id).start({ id: r.id, sloS: admission.sloS, requestedSloS: slo.sloS, arrivalS: r.nowS, pool: r.pool, tenant: tenant.id, bestEffort, ...r.what });
   if (!started.ok) {
     // Nothing runs: the slot, the token and the pool's reservation go back.
     await Promise.all([quotaStub.release(r.id, tenant.config.quota), coordinator.workflowEnded(r.id, null)]);

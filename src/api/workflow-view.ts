@@ -1,4 +1,5 @@
 import type { CallRecord, WorkflowMeta } from "../objects/workflow";
+import { ownSloS } from "../objects/workflow-store";
 import { text2sqlView } from "./text2sql-view";
 
 const ms = (s: number | undefined): number | null => (s === undefined ? null : Math.round(s * 1000 * 1000) / 1000);
@@ -52,10 +53,10 @@ export function workflowView(meta: WorkflowMeta, calls: CallRecord[]) {
     status: meta.status,
     ...(meta.error ? { error: meta.error } : {}),
     createdAt: new Date(meta.createdAtMs).toISOString(),
-    sloMs: ms(meta.state.sloS),
+    sloMs: ms(ownSloS(meta)),
     ...(meta.bestEffort ? { bestEffort: true } : {}),
     latencyMs,
-    sloMet: latencyMs === null ? null : latencyMs <= (ms(meta.state.sloS) ?? 0),
+    sloMet: latencyMs === null ? null : latencyMs <= (ms(ownSloS(meta)) ?? 0),
     ...(meta.text2sql === undefined ? {} : { text2sql: text2sqlView(meta.text2sql) }),
     stages: meta.state.spec.stages.map((s, index) => stageView(s.step, index)),
   };

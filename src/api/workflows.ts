@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { errorBody } from "./errors";
 import type { TenantEnv } from "./auth";
 import { failure } from "./results";
@@ -19,6 +19,14 @@ function preferredWaitS(header: string | undefined): number {
 }
 
 const ENDED = new Set(["succeeded", "failed", "cancelled"]);
+
+/**
+ * Whether the id is one of the caller's workflows, from its tenant's index: a made-up id or another tenant's
+ * answers exactly as a missing one, and never touches (so never creates) a WorkflowObject.
+ */
+async function owned(c: Context<TenantEnv>, id: string): Promise<boolean> {
+  return WorkflowIdSchema.safeParse(id).success && (await c.env.TENANT.getByName(c.get("tenant").id).owns(id));
+}
 
 export const workflows = new Hono<TenantEnv>()
   .post("/", async (c) => {
@@ -60,14 +68,14 @@ export const workflows = new Hono<TenantEnv>()
   })
   .get("/:id", async (c) => {
     const id = c.req.param("id");
-    if (!WorkflowIdSchema.safeParse(id).success) return c.json(errorBody("not_found", "no such workflow"), 404);
+    if (!(await owned(c, id))) return c.json(errorBody("not_found", "no such workflow"), 404);
     const r = await c.env.WORKFLOW.getByName(id).view(c.get("tenant").id);
     if (!r.ok) return failure(c, r.error);
     return c.json(workflowView(r.value.meta, r.value.calls));
   })
   .delete("/:id", async (c) => {
     const id = c.req.param("id");
-    if (!WorkflowIdSchema.safeParse(id).success) return c.json(errorBody("not_found", "no such workflow"), 404);
+    if (!(await owned(c, id))) return c.json(errorBody("not_found", "no such workflow"), 404);
     const r = await c.env.WORKFLOW.getByName(id).cancel(c.get("tenant").id);
     if (!r.ok) return failure(c, r.error);
     return c.json({ id, status: r.value.status });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { $ZodIssue } from "zod/v4/core";
+import { LIMITS } from "./limits";
 import { INPUT_NAME_PATTERN, STAGE_ID_PATTERN, parseTemplate, placeholdersOf, type TemplatePart } from "./template";
 
 /**
@@ -8,18 +9,24 @@ import { INPUT_NAME_PATTERN, STAGE_ID_PATTERN, parseTemplate, placeholdersOf, ty
  * every stage in its `after` has finished; its `fanOut` calls share one prompt template.
  */
 
-export const MAX_STAGES = 32;
-export const MAX_FAN_OUT = 16;
-/** Σ fanOut over all stages. */
-export const MAX_TOTAL_CALLS = 64;
-export const MAX_PROMPT_CHARS = 32_000;
-/** The bound on a stage's `maxTokens`. */
-export const MAX_OUTPUT_TOKENS = 8192;
-export const MAX_INPUTS = 16;
-export const MAX_INPUT_CHARS = 32_000;
-/** Same bound as the replay request's `sloMs`. */
-export const MAX_SLO_MS = 86_400_000;
-export const MAX_MODEL_CHARS = 128;
+/*
+ * The bounds live in LIMITS.dag (src/core/limits.ts); these names stay because the DAG's tests and
+ * messages are written in them.
+ */
+export const {
+  maxStages: MAX_STAGES,
+  maxFanOut: MAX_FAN_OUT,
+  /** Σ fanOut over all stages. */
+  maxTotalCalls: MAX_TOTAL_CALLS,
+  maxPromptChars: MAX_PROMPT_CHARS,
+  /** The bound on a stage's `maxTokens`. */
+  maxOutputTokens: MAX_OUTPUT_TOKENS,
+  maxInputs: MAX_INPUTS,
+  maxInputChars: MAX_INPUT_CHARS,
+  maxModelChars: MAX_MODEL_CHARS,
+} = LIMITS.dag;
+/** Same bound as every workflow's `sloMs`. */
+export const MAX_SLO_MS = LIMITS.workflow.maxSloMs;
 export { INPUT_NAME_PATTERN, STAGE_ID_PATTERN };
 
 /*

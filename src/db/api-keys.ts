@@ -23,6 +23,14 @@ export function newApiKey(): { key: string; prefix: string } {
   return { key: `hfk_${prefix}_${base64url(crypto.getRandomValues(new Uint8Array(32)))}`, prefix };
 }
 
+/**
+ * Error messages name what the client sent ("no database named …"); a key pasted into the wrong field
+ * would come back in the answer, and on to wherever answers are logged. Every error message passes here.
+ */
+export function redactKeys(text: string): string {
+  return text.replace(/hfk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g, "hfk_[redacted]");
+}
+
 /** The lookup prefix of a well-formed key; undefined for anything else (which is never looked up). */
 export function keyPrefix(key: string): string | undefined {
   return KEY_PATTERN.exec(key)?.[1];

@@ -103,14 +103,17 @@ export async function listKeys(db: D1Database, tenantId: string, nowMs: number):
   return results.map((r) => toKey(r, nowMs));
 }
 
-/** Ends the key at `atMs` (now for a revocation); a key already ended earlier keeps its earlier end. */
-export async function expireKey(db: D1Database, tenantId: string, keyId: string, atMs: number, replacedBy: string | null = null): Promise<KeySummary | undefined> {
+/**
+ * Ends the key at `atMs` (now for a revocation, later for a rotation's grace); a key already ended earlier
+ * keeps its earlier end. The summary says whether the key still works at `nowMs`.
+ */
+export async function expireKey(db: D1Database, tenantId: string, keyId: string, atMs: number, nowMs: number, replacedBy: string | null = null): Promise<KeySummary | undefined> {
   await db
     .prepare("UPDATE api_keys SET expires_at_ms = MIN(COALESCE(expires_at_ms, ?1), ?1), replaced_by = COALESCE(?2, replaced_by) WHERE id = ?3 AND tenant_id = ?4")
     .bind(atMs, replacedBy, keyId, tenantId)
     .run();
   const row = await db.prepare("SELECT id, prefix, label, created_at_ms, last_used_at_ms, expires_at_ms, replaced_by FROM api_keys WHERE id = ? AND tenant_id = ?").bind(keyId, tenantId).first();
-  return row === null ? undefined : toKey(row, atMs);
+  return row === null ? undefined : toKey(row, nowMs);
 }
 
 const AuthRowSchema = z.object({ key_id: z.string(), hash: z.string(), expires_at_ms: z.number().nullable(), last_used_at_ms: z.number().nullable() });

@@ -6,12 +6,8 @@ import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
 import { baseSloSeconds } from "../core/slo";
 import type { WorkflowState } from "../core/workflow-run";
 import type { WorkflowSpec } from "../core/workflow";
-
-export interface AdmissionDecision {
-  decision: "admit" | "best-effort" | "reject";
-  predictedS: number;
-  retryAfterS: number;
-}
+import { PoolAdmission } from "../core/pool-admission";
+import type { AdmissionDecision } from "../core/workflow-admission";
 import { err, ok, type Result } from "./result";
 import type { OutstandingCall } from "./gpu-instance";
 import { instanceObjectName } from "./names";
@@ -33,6 +29,7 @@ export interface PoolView {
   alphaVersion: number;
   pinned: boolean;
   calibration: "observe" | "apply";
+  admission: "enforce" | "off";
   timeScale: number | null;
   baseSloS: number | null;
   instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView })[];
@@ -51,6 +48,9 @@ export class CoordinatorObject extends DurableObject<Env> {
   /** Calls bound to an instance and not yet finished; seeds every scheduler built on the registry. */
   private readonly outstanding = new Map<string, OutstandingCall & { instanceId: string }>();
   private cachedHealth: PoolHealth | undefined;
+  private cachedAdmission: PoolAdmission | undefined;
+  /** The scheduler the admission's instances and queue order were taken from. */
+  private admissionFor: PoolScheduler | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -122,7 +122,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     const s = this.settings();
     const policy = parsed.data.policy ?? s.policy;
     if (getPolicy(policy) === undefined) return err("invalid_request", `unknown policy "${policy}" (known: ${POLICY_NAMES.join(", ")})`);
-    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned, calibration: parsed.data.calibration ?? s.calibration });
+    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned, calibration: parsed.data.calibration ?? s.calibration, admission: parsed.data.admission ?? s.admission });
     this.scheduler = undefined;
     await Promise.all(this.records().map((r) => this.configureInstance(r)));
     return ok(this.pool());
@@ -153,10 +153,16 @@ export class CoordinatorObject extends DurableObject<Env> {
     this.health.tuned(this.clock().nowS);
   }
 
-  /** Pool-level admission control: can this workflow still meet its deadline, given the work already committed? */
+  /**
+   * Pool-level admission control (src/core/workflow-admission.ts): can this workflow still meet its deadline,
+   * given the work already committed and the pool's measured rate? An admitted workflow is scheduled with the
+   * decision's sloS (a best-effort one's is far looser than its own).
+   */
   admit(input: { workflowId: string; spec: WorkflowSpec; sloS: number; bestEffortAllowed: boolean }): AdmissionDecision {
-    void input;
-    return { decision: "admit", predictedS: 0, retryAfterS: 0 };
+    if (this.records().length === 0) return { decision: "admit", predictedS: 0, retryAfterS: null, sloS: input.sloS };
+    const scheduler = this.getScheduler();
+    const enforce = this.settings().admission === "enforce";
+    return this.admission(scheduler).arrive(input.workflowId, input.spec, input.sloS, this.clock().nowS, input.bestEffortAllowed, scheduler.dispatcher.estimator, enforce);
   }
 
   /**
@@ -164,6 +170,7 @@ export class CoordinatorObject extends DurableObject<Env> {
    * clock); a significant degradation asks the tuner to re-tune now.
    */
   workflowEnded(workflowId: string, latency: unknown): void {
+    this.cachedAdmission?.ended(workflowId);
     const sample = WorkflowSampleSchema.safeParse(latency);
     if (!sample.success) return;
     const { trigger, reason } = this.health.workflowEnded(sample.data, this.clock().nowS);
@@ -193,7 +200,10 @@ export class CoordinatorObject extends DurableObject<Env> {
     if (this.records().length === 0) return { ok: false, error: { code: "no_instance", message: "the pool has no instance" }, alphaVersion: s.alphaVersion, queuePolicy: "fcfs" };
     const scheduler = this.getScheduler();
     const result = scheduler.releaseStage(state, this.clock().nowS);
-    if (result.ok) for (const d of result.dispatched) this.outstanding.set(d.call.id, { callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS, startedAt: null });
+    if (result.ok) {
+      for (const d of result.dispatched) this.outstanding.set(d.call.id, { callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS, startedAt: null });
+      this.admission(scheduler).released(result.state, result.dispatched.map((d) => ({ callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS })), scheduler.dispatcher.estimator);
+    }
     return { ...result, alphaVersion: s.alphaVersion, queuePolicy: scheduler.policy.queue };
   }
 
@@ -215,6 +225,18 @@ export class CoordinatorObject extends DurableObject<Env> {
       this.outstanding.delete(callId);
       this.scheduler?.dispatcher.finished(instanceId, callId);
     }
+    if (finished.length > 0) this.cachedAdmission?.finished(this.clock().nowS, instanceId, finished, (this.scheduler?.dispatcher.loads.counts(instanceId).queued ?? 0) > 0);
+  }
+
+  /**
+   * Lives across scheduler rebuilds (registry, policy and α changes), in memory: a restarted coordinator
+   * forgets the work in flight until those workflows end, and its measured rate falls back to the prior.
+   */
+  private admission(scheduler: PoolScheduler): PoolAdmission {
+    if (this.cachedAdmission === undefined) this.cachedAdmission = new PoolAdmission({}, scheduler.dispatcher.instances, scheduler.policy.queue);
+    else if (this.admissionFor !== scheduler) this.cachedAdmission.reconfigure(scheduler.dispatcher.instances, scheduler.policy.queue);
+    this.admissionFor = scheduler;
+    return this.cachedAdmission;
   }
 
   private getScheduler(): PoolScheduler {

@@ -8,6 +8,11 @@ import type { InstanceRecord } from "../core/pool";
  * profiles; docs/tuning.md), and wrong prices hurt more than the profile's.
  */
 export const CalibrationModeSchema = z.enum(["observe", "apply"]);
+/**
+ * Whether the pool refuses (or runs best-effort) workflows it predicts would miss their deadline. `off` is
+ * for measuring a scheduler alone (the benchmarks compare policies on every workflow, admitted or not).
+ */
+export const AdmissionModeSchema = z.enum(["enforce", "off"]);
 // Settings stored before `pinned` and `calibration` existed parse with their defaults, so the schema stays backward compatible.
 export const SettingsSchema = z.object({
   pool: z.string(),
@@ -17,13 +22,14 @@ export const SettingsSchema = z.object({
   timeScale: z.number().positive().nullable(),
   pinned: z.boolean().default(false),
   calibration: CalibrationModeSchema.default("observe"),
+  admission: AdmissionModeSchema.default("enforce"),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 /** α 0.7: what the tuner finds for hexgen on the reference pool and traces (docs/benchmarks.md). */
-export const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.7, alphaVersion: 1, timeScale: null, pinned: false, calibration: "observe" };
+export const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.7, alphaVersion: 1, timeScale: null, pinned: false, calibration: "observe", admission: "enforce" };
 
 /** `pinned: true` fixes α: the tuner then records its decisions but installs nothing. */
-export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional(), pinned: z.boolean().optional(), calibration: CalibrationModeSchema.optional() }).strict();
+export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional(), pinned: z.boolean().optional(), calibration: CalibrationModeSchema.optional(), admission: AdmissionModeSchema.optional() }).strict();
 
 /** What the tuner needs to simulate the pool as it is now. */
 export interface TuningContext {

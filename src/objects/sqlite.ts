@@ -14,6 +14,11 @@ export function migrate(sql: SqlStorage, migrations: readonly string[]): void {
   }
 }
 
+/** Whether the object has ever written its schema: reading this creates no storage, a migration does. */
+export function hasSchema(sql: SqlStorage): boolean {
+  return sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_schema'").toArray().length > 0;
+}
+
 /** Reads one JSON column through a zod-like parser, so stored JSON crosses a checked boundary. */
 export function parseJson<T>(text: string, schema: { parse(v: unknown): T }): T {
   return schema.parse(JSON.parse(text));

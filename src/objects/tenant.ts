@@ -6,7 +6,9 @@ import { migrate, parseJson } from "./sqlite";
 
 const MIGRATIONS = [
   `CREATE TABLE running (workflow_id TEXT PRIMARY KEY, started_ms INTEGER NOT NULL);
-   CREATE TABLE state (key TEXT PRIMARY KEY, json TEXT NOT NULL)`,
+   CREATE TABLE state (key TEXT PRIMARY KEY, json TEXT NOT NULL);
+   CREATE TABLE workflows (workflow_id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL);
+   CREATE INDEX workflows_created ON workflows (created_ms)`,
 ];
 
 const BucketSchema = z.object({ tokens: z.number(), atMs: z.number() });
@@ -16,6 +18,8 @@ const BucketSchema = z.object({ tokens: z.number(), atMs: z.number() });
  * it lands). A slot older than this is taken as leaked, so a lost release cannot lock a tenant out for good.
  */
 const LEASE_MS = 48 * 3600 * 1000;
+/** How long a tenant can read a workflow it started (the index says which ids are its own). */
+export const WORKFLOW_RETENTION_MS = 30 * 86_400_000;
 
 export interface TenantUsage {
   running: number;
@@ -24,9 +28,11 @@ export interface TenantUsage {
 }
 
 /**
- * One per tenant: its quota state. A start takes a token from the rate bucket and a concurrency slot
- * named by the workflow id, so a repeated acquire or release (a retried request, a re-run alarm) counts once.
- * The quota comes with each call from the tenant's record, so a changed quota applies at the next start.
+ * One per tenant: its quota state and the index of its workflows. A start takes a token from the rate bucket
+ * and a concurrency slot named by the workflow id, so a repeated acquire or release (a retried request, a
+ * re-run alarm) counts once. The quota comes with each call from the tenant's record, so a changed quota
+ * applies at the next start. The index answers "is this id one of ours?" before any WorkflowObject is touched:
+ * another tenant's id and a made-up one never reach (or create) an object.
  */
 export class TenantObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -39,10 +45,12 @@ export class TenantObject extends DurableObject<Env> {
     const now = Date.now();
     if (this.holds(workflowId)) return { ok: true, bucket: this.bucket() ?? { tokens: 0, atMs: now } };
     this.ctx.storage.sql.exec("DELETE FROM running WHERE started_ms < ?", now - LEASE_MS);
+    this.ctx.storage.sql.exec("DELETE FROM workflows WHERE created_ms < ?", now - WORKFLOW_RETENTION_MS);
     const decision = admitStart(this.bucket(), quota, this.running(), now);
     if (!decision.ok) return decision;
     this.saveBucket(decision.bucket);
     this.ctx.storage.sql.exec("INSERT INTO running (workflow_id, started_ms) VALUES (?, ?)", workflowId, now);
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO workflows (workflow_id, created_ms) VALUES (?, ?)", workflowId, now);
     return decision;
   }
 
@@ -50,8 +58,17 @@ export class TenantObject extends DurableObject<Env> {
   release(workflowId: string, refundUnder?: TenantQuota): { released: boolean } {
     if (!this.holds(workflowId)) return { released: false };
     this.ctx.storage.sql.exec("DELETE FROM running WHERE workflow_id = ?", workflowId);
-    if (refundUnder !== undefined) this.saveBucket(refund(this.bucket(), TenantQuotaSchema.parse(refundUnder), Date.now()));
+    if (refundUnder !== undefined) {
+      // Refused before it started: it never existed, as far as the tenant's reads go.
+      this.ctx.storage.sql.exec("DELETE FROM workflows WHERE workflow_id = ?", workflowId);
+      this.saveBucket(refund(this.bucket(), TenantQuotaSchema.parse(refundUnder), Date.now()));
+    }
     return { released: true };
+  }
+
+  /** Whether the tenant started this workflow (within the retention). */
+  owns(workflowId: string): boolean {
+    return this.ctx.storage.sql.exec("SELECT 1 FROM workflows WHERE workflow_id = ?", workflowId).toArray().length > 0;
   }
 
   usage(quotaInput: TenantQuota): TenantUsage {

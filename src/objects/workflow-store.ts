@@ -6,7 +6,7 @@ import { z } from "zod";
 import { DagRequestSchema } from "../core/dag";
 import { Text2SqlRunSchema } from "../core/text2sql/run-state";
 import { WorkflowStateSchema } from "../core/workflow-run";
-import { migrate } from "./sqlite";
+import { hasSchema, migrate } from "./sqlite";
 
 const MIGRATIONS = [
   `CREATE TABLE meta (key TEXT PRIMARY KEY, json TEXT NOT NULL);
@@ -35,6 +35,8 @@ const MetaSchema = z.object({
   tenant: z.string().default("default"),
   /** Admitted past the pool's prediction (the tenant allows best-effort): its deadline is loosened. */
   bestEffort: z.boolean().default(false),
+  /** The SLO the client asked for, when the workflow is scheduled with a looser one (best-effort). */
+  requestedSloS: z.number().optional(),
   createdAtMs: z.number(),
   /** A custom DAG workflow's request (stored as sent; validateDag rebuilds its plan). */
   dag: DagRequestSchema.optional(),
@@ -68,32 +70,50 @@ export type CallRecord = z.infer<typeof CallRecordSchema>;
 /** One call's row stays far below a Durable Object's 2 MB row limit even with many calls per stage. */
 export const MAX_OUTPUT_CHARS = 64_000;
 
+/**
+ * The schema is created by the first write, not by the constructor: a read of a workflow id that was never
+ * started (a client's typo, or someone guessing) must not leave an object with storage behind.
+ */
 export class WorkflowStore {
+  private migrated: boolean;
+
   constructor(private readonly sql: SqlStorage) {
-    migrate(sql, MIGRATIONS);
+    this.migrated = hasSchema(sql);
+    if (this.migrated) migrate(sql, MIGRATIONS);
+  }
+
+  private ensureSchema(): void {
+    if (this.migrated) return;
+    migrate(this.sql, MIGRATIONS);
+    this.migrated = true;
   }
 
   meta(): WorkflowMeta | undefined {
+    if (!this.migrated) return undefined;
     const row = this.sql.exec<{ json: string }>("SELECT json FROM meta WHERE key = 'meta'").toArray()[0];
     return row === undefined ? undefined : MetaSchema.parse(JSON.parse(row.json));
   }
 
   saveMeta(meta: WorkflowMeta): void {
+    this.ensureSchema();
     this.sql.exec("INSERT OR REPLACE INTO meta (key, json) VALUES ('meta', ?)", JSON.stringify(meta));
   }
 
   call(id: string): CallRecord | undefined {
+    if (!this.migrated) return undefined;
     const row = this.sql.exec<{ json: string }>("SELECT json FROM calls WHERE call_id = ?", id).toArray()[0];
     return row === undefined ? undefined : CallRecordSchema.parse(JSON.parse(row.json));
   }
 
   saveCall(c: CallRecord): void {
+    this.ensureSchema();
     this.sql.exec("INSERT OR REPLACE INTO calls (call_id, stage, json) VALUES (?, ?, ?)", c.id, c.stageIndex, JSON.stringify(c));
   }
 
   /** Every call, by stage and then by its place in the stage (the id's last segment, compared as a number). */
   calls(): CallRecord[] {
     const place = (id: string): number => Number(id.slice(id.lastIndexOf(":") + 1));
+    if (!this.migrated) return [];
     return this.sql
       .exec<{ json: string }>("SELECT json FROM calls")
       .toArray()
@@ -105,4 +125,9 @@ export class WorkflowStore {
   outputs(stageIndex: number): string[] {
     return this.calls().filter((c) => c.stageIndex === stageIndex).map((c) => c.output ?? "");
   }
+}
+
+/** The SLO a workflow is measured against: the one asked for, whatever it was scheduled with. */
+export function ownSloS(meta: WorkflowMeta): number {
+  return meta.requestedSloS ?? meta.state.sloS;
 }

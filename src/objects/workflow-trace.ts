@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { MAX_TRACE_ATTEMPTS, TRACE_RETENTION, traceRows } from "../core/trace-rows";
 import { pruneTraces, recordWorkflowTrace } from "../db/traces";
-import type { CallRecord, WorkflowMeta } from "./workflow-store";
+import { ownSloS, type CallRecord, type WorkflowMeta } from "./workflow-store";
 
 // `sampled` and `released` default for state written before they existed.
 const TraceStateSchema = z.object({ traced: z.boolean(), attempts: z.number().int(), sampled: z.boolean().default(false), released: z.boolean().default(false) });
@@ -64,7 +64,7 @@ export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: Workflow
       status: meta.status,
       pool: meta.pool,
       arrivalS: meta.state.arrivalS,
-      sloS: meta.state.sloS,
+      sloS: ownSloS(meta),
       finishedAt: meta.state.finishedAt,
       createdAtMs: meta.createdAtMs,
       errorCode: meta.error?.code,
@@ -87,7 +87,8 @@ export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: Workflow
  * report rather than holding up the trace (admission forgets a reservation past its deadline anyway).
  */
 async function sample(env: Env, sql: SqlStorage, meta: WorkflowMeta, state: TraceState): Promise<TraceState> {
-  const { finishedAt, arrivalS, sloS } = meta.state;
+  const { finishedAt, arrivalS } = meta.state;
+  const sloS = ownSloS(meta);
   const next = { ...state, sampled: true };
   save(sql, next);
   const latencyS = finishedAt === undefined ? undefined : finishedAt - arrivalS;

@@ -20,6 +20,8 @@ export interface StartInput {
   pool: string;
   tenant: string;
   bestEffort?: boolean;
+  /** The SLO asked for, when the workflow is scheduled with another (best-effort). */
+  requestedSloS?: number;
   dag?: DagRequest;
   text2sql?: Text2SqlMeta;
 }
@@ -44,6 +46,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const spec = WorkflowSpecSchema.parse(input.spec);
     const meta: WorkflowMeta = {
       state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, tenant: input.tenant, bestEffort: input.bestEffort ?? false, createdAtMs: Date.now(),
+      ...(input.requestedSloS === undefined || input.requestedSloS === input.sloS ? {} : { requestedSloS: input.requestedSloS }),
       ...(input.dag === undefined ? {} : { dag: input.dag }),
       ...(input.text2sql === undefined ? {} : { text2sql: input.text2sql }),
     };

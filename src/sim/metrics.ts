@@ -61,3 +61,54 @@ export function runMetrics(results: readonly WorkflowResult[], sloS: number): Ru
     throughput: results.length > 0 && last > first ? results.length / (last - first) : Number.NaN,
   };
 }
+
+/** Admission under load: who was turned away, and how the admitted fared against their own SLOs. */
+export interface AdmissionMetrics {
+  offered: number;
+  accepted: number;
+  bestEffort: number;
+  rejected: number;
+  /** Share of the (guaranteed) accepted workflows within their own SLO. */
+  acceptedAttainment: number;
+  /** Share of best-effort workflows within their original SLO. */
+  bestEffortAttainment: number;
+  /** Accepted workflows on time per second, first arrival to the last accepted completion. */
+  goodput: number;
+  acceptedP95: number;
+}
+
+export function admissionMetrics(results: readonly WorkflowResult[], rejected: number, fallbackSloS: number): AdmissionMetrics {
+  const accepted = results.filter((r) => r.bestEffort !== true);
+  const bestEffort = results.filter((r) => r.bestEffort === true);
+  const onTime = (r: WorkflowResult): boolean => r.latencyS <= (r.sloS ?? fallbackSloS) + 1e-9;
+  const share = (rs: readonly WorkflowResult[]): number => (rs.length === 0 ? Number.NaN : rs.filter(onTime).length / rs.length);
+  let first = Infinity;
+  let last = -Infinity;
+  for (const r of results) first = Math.min(first, r.arrivalS);
+  for (const r of accepted) last = Math.max(last, r.finishS);
+  const good = accepted.filter(onTime).length;
+  return {
+    offered: results.length + rejected,
+    accepted: accepted.length,
+    bestEffort: bestEffort.length,
+    rejected,
+    acceptedAttainment: share(accepted),
+    bestEffortAttainment: share(bestEffort),
+    goodput: last > first ? good / (last - first) : Number.NaN,
+    acceptedP95: latencySummary(accepted.map((r) => r.latencyS)).p95,
+  };
+}
+
+/** Latency and attainment per SLO class (workflows grouped by their own SLO). */
+export function perSloClass(results: readonly WorkflowResult[], fallbackSloS: number): { sloS: number; count: number; latency: LatencySummary; attainment: number }[] {
+  const groups = new Map<number, WorkflowResult[]>();
+  for (const r of results) {
+    const k = r.sloS ?? fallbackSloS;
+    const g = groups.get(k) ?? [];
+    g.push(r);
+    groups.set(k, g);
+  }
+  return [...groups.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([sloS, rs]) => ({ sloS, count: rs.length, latency: latencySummary(rs.map((r) => r.latencyS)), attainment: attainment(rs, sloS) }));
+}

@@ -3,7 +3,8 @@ import { baseSloSeconds } from "../core/slo";
 import type { SimInstance } from "./cluster";
 import { runMetrics, type RunMetrics } from "./metrics";
 import { runSimulation, type EngineKind, type SimOutput } from "./simulator";
-import { buildWorkload, type WorkloadSource } from "./workload";
+import type { SimAdmissionOptions } from "./sim-admission";
+import { buildWorkload, withSloMix, type SloClass, type WorkloadSource } from "./workload";
 
 /** Everything that defines one simulated experiment except the policy's α. */
 export interface Scenario {
@@ -13,6 +14,10 @@ export interface Scenario {
   workflows: number;
   rate: number;
   sloScale: number;
+  /** Tenants with their own SLO scales (shares of the workflows); absent, every workflow has sloScale. */
+  sloMix?: readonly SloClass[];
+  /** Workflow admission at arrival; absent, every workflow runs. */
+  admission?: SimAdmissionOptions;
 }
 
 export interface ScenarioRun {
@@ -30,7 +35,8 @@ export function scenarioBaseSlo(s: Scenario): number {
 export function runScenario(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seed: number): ScenarioRun {
   const baseSloS = scenarioBaseSlo(s);
   const sloS = s.sloScale * baseSloS;
-  const workload = buildWorkload(s.source, s.workflows, s.rate, seed);
-  const output = runSimulation({ policy, alpha, instances: s.instances, engine: s.engine, workload, sloS, seed });
+  const built = buildWorkload(s.source, s.workflows, s.rate, seed);
+  const workload = s.sloMix === undefined ? built : withSloMix(built, s.sloMix, baseSloS, seed);
+  const output = runSimulation({ policy, alpha, instances: s.instances, engine: s.engine, workload, sloS, seed, ...(s.admission === undefined ? {} : { admission: s.admission }) });
   return { output, metrics: runMetrics(output.workflows, sloS), baseSloS, sloS };
 }

@@ -12,6 +12,7 @@ import type { AdmissionSource, Engine } from "./engine/types";
 import { VllmEngine } from "./engine/vllm";
 import type { WorkloadItem } from "./workload";
 import { callCount } from "../core/workflow";
+import { SimAdmission, type RejectedWorkflow, type SimAdmissionOptions } from "./sim-admission";
 
 export type EngineKind = "vllm" | "parity";
 
@@ -24,6 +25,8 @@ export interface SimConfig {
   /** Every workflow's end-to-end SLO in seconds (scale × base SLO). */
   sloS: number;
   seed: number;
+  /** Workflow admission at each arrival (core/workflow-admission); absent, every workflow runs. */
+  admission?: SimAdmissionOptions;
 }
 
 export interface WorkflowResult {
@@ -32,6 +35,10 @@ export interface WorkflowResult {
   finishS: number;
   latencyS: number;
   calls: number;
+  /** The workflow's own SLO, when it has one or admission runs (attainment is against it, not a best-effort one). */
+  sloS?: number;
+  /** Admitted as best-effort (admission runs only). */
+  bestEffort?: boolean;
 }
 
 export interface InstanceUsage {
@@ -48,6 +55,8 @@ export interface SimOutput {
   endS: number;
   preemptions: number;
   engineSteps: number;
+  /** Workflows turned away at arrival (admission runs only). */
+  rejected?: RejectedWorkflow[];
 }
 
 interface Node {
@@ -110,6 +119,9 @@ export function runSimulation(cfg: SimConfig): SimOutput {
   const callsOf = new Map<string, number>();
   const results: WorkflowResult[] = [];
   let calls = 0;
+  const admission = cfg.admission === undefined ? undefined : new SimAdmission(cfg.admission, dispatcher, cfg.policy.queue);
+  /** Per admitted workflow (admission or per-workflow SLOs only): its own SLO and class for the results. */
+  const sloOf = new Map<string, { sloS: number; bestEffort?: boolean }>();
 
   /** The instance object's admission (core/admission), as the serving system runs it. */
   const admit = (node: Node, now: number): void => {
@@ -139,6 +151,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
 
   const dispatch = (released: ReleasedCall[], now: number): void => {
     const touched: Node[] = [];
+    const bound: { callId: string; instanceId: string; estimateS: number }[] = [];
     for (const call of released) {
       const a = dispatcher.assign(call, now);
       if (!a.ok) throw new Error(`simulator: ${a.error.message}`);
@@ -148,10 +161,14 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       const owner = workflows.get(call.workflowId);
       if (owner !== undefined) ownerOf.set(call.id, owner);
       node.queue.push(call, a.estimateS, now);
+      bound.push({ callId: call.id, instanceId: a.instanceId, estimateS: a.estimateS });
       node.calls += 1;
       calls += 1;
       touched.push(node);
     }
+    const first = released[0];
+    const w = first === undefined ? undefined : workflows.get(first.workflowId);
+    if (admission !== undefined && w !== undefined) admission.released(w, bound);
     for (const node of touched) startStep(node, now);
   };
 
@@ -164,7 +181,12 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     if (item !== undefined && (step === undefined || item.arrivalS < step.t)) {
       now = item.arrivalS;
       nextArrival += 1;
-      const w = startWorkflow(item.id, item.spec, item.arrivalS, item.sloS ?? cfg.sloS);
+      const ownSloS = item.sloS ?? cfg.sloS;
+      const verdict = admission?.arrive(item, ownSloS, now) ?? { run: true, scheduleSloS: ownSloS, bestEffort: false };
+      if (!verdict.run) continue;
+      if (admission !== undefined) sloOf.set(item.id, { sloS: ownSloS, bestEffort: verdict.bestEffort });
+      else if (item.sloS !== undefined) sloOf.set(item.id, { sloS: ownSloS });
+      const w = startWorkflow(item.id, item.spec, item.arrivalS, verdict.scheduleSloS);
       workflows.set(w.id, w);
       callsOf.set(w.id, callCount(item.spec));
       dispatch(releaseNextStage(w, ctx, now), now);
@@ -175,7 +197,8 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     now = e.t;
     const node = e.node;
     node.busy = false;
-    for (const callId of node.engine.finishStep()) {
+    const finished = node.engine.finishStep();
+    for (const callId of finished) {
       dispatcher.finished(node.inst.id, callId);
       const claim = node.claims.get(callId);
       if (claim !== undefined) {
@@ -189,11 +212,14 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       const outcome = completeCall(w, callId, now);
       if (outcome === "stage-done") dispatch(releaseNextStage(w, ctx, now), now);
       else if (outcome === "workflow-done") {
-        results.push({ id: w.id, arrivalS: w.arrivalS, finishS: now, latencyS: now - w.arrivalS, calls: callsOf.get(w.id) ?? 0 });
+        results.push({ id: w.id, arrivalS: w.arrivalS, finishS: now, latencyS: now - w.arrivalS, calls: callsOf.get(w.id) ?? 0, ...sloOf.get(w.id) });
         workflows.delete(w.id);
+        admission?.ended(w.id);
       }
     }
     startStep(node, now);
+    // Reported after the instance refilled from its queue, as a real instance's report arrives.
+    admission?.finished(now, node.inst.id, finished);
   }
   if (workflows.size > 0) throw new Error(`simulator: ${workflows.size} workflows never finished (engine stalled)`);
   let preemptions = 0;
@@ -204,5 +230,5 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     engineSteps += s.stepsRun;
   }
   const instances = [...nodes.values()].map((n) => ({ id: n.inst.id, calls: n.calls, busyS: n.busyS }));
-  return { workflows: results, instances, calls, endS: now, preemptions, engineSteps };
+  return { workflows: results, instances, calls, endS: now, preemptions, engineSteps, ...(admission === undefined ? {} : { rejected: admission.rejected }) };
 }

@@ -53,3 +53,24 @@ export function withRateChange(items: readonly WorkloadItem[], fromIndex: number
   });
   return out;
 }
+
+/** One tenant class of a multi-tenant workload: its SLO scale and its share of the workflows. */
+export interface SloClass {
+  scale: number;
+  share: number;
+}
+
+/**
+ * The same workload with each workflow's own SLO (scale × base SLO) drawn from the classes by share,
+ * on a random stream of its own, so the arrivals and contents are those of the single-class run.
+ */
+export function withSloMix(items: readonly WorkloadItem[], classes: readonly SloClass[], baseSloS: number, seed: number): WorkloadItem[] {
+  const total = classes.reduce((sum, c) => sum + c.share, 0);
+  if (classes.length === 0 || !(total > 0)) throw new Error("withSloMix: no class with a positive share");
+  const rng = forkRng(seed, 4);
+  return items.map((item) => {
+    let u = rng.next() * total;
+    const cls = classes.find((c) => (u -= c.share) < 0) ?? classes[classes.length - 1];
+    return cls === undefined ? { ...item } : { ...item, sloS: cls.scale * baseSloS };
+  });
+}

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "../../scripts/lib/stack";
+import { tenantHeaders } from "../../scripts/lib/replay";
 
 /** Emulated A100, 10x real time: a 64-token answer takes ~170 ms and streams in several chunks. */
 const TIME_SCALE = 10;
@@ -34,7 +35,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 beforeAll(async () => {
   stack = await startStack({ fleet: ["A100"], timeScale: TIME_SCALE, port: 0, pool: "default", keepState: false, stateDir: mkdtempSync(join(tmpdir(), "hexflow-openai-")), quiet: process.env.HEXFLOW_E2E_LOGS === undefined });
-  client = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  client = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: stack.apiKey, maxRetries: 0 });
 }, 120_000);
 
 afterAll(async () => stack?.stop());
@@ -49,7 +50,7 @@ describe("the official openai client against hexflow's OpenAI-compatible endpoin
     expect(r.usage?.completion_tokens).toBe(24);
     const id = response.headers.get("x-hexflow-workflow-id");
     expect(r.id).toBe(`chatcmpl-${id}`);
-    const wf = (await (await fetch(`${stack.url}/v1/workflows/${id}`)).json()) as { status: string; stages: { step: string; calls: { instance: string }[] }[] };
+    const wf = (await (await fetch(`${stack.url}/v1/workflows/${id}`, { headers: tenantHeaders(stack) })).json()) as { status: string; stages: { step: string; calls: { instance: string }[] }[] };
     expect(wf.status).toBe("succeeded");
     expect(wf.stages[0]?.calls[0]?.instance).toBe(stack.emulators[0]?.id);
   });
@@ -83,16 +84,16 @@ describe("the official openai client against hexflow's OpenAI-compatible endpoin
   });
 
   it("a bad X-SLO-Ms makes the client throw an APIError with status 400 and the endpoint's message", async () => {
-    const bad = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-SLO-Ms": "soon" } });
+    const bad = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: stack.apiKey, maxRetries: 0, defaultHeaders: { "X-SLO-Ms": "soon" } });
     const e = await bad.chat.completions.create({ model: MODEL, messages, max_tokens: 4 }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(APIError);
     expect((e as APIError).status).toBe(400);
     expect((e as APIError).code).toBe("invalid_request");
     expect((e as APIError).message).toContain("X-SLO-Ms");
     // A good one is accepted and sets the workflow's SLO.
-    const good = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-SLO-Ms": "60000" } });
+    const good = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: stack.apiKey, maxRetries: 0, defaultHeaders: { "X-SLO-Ms": "60000" } });
     const { response } = await good.chat.completions.create({ model: MODEL, messages, max_tokens: 4 }).withResponse();
-    const wf = (await (await fetch(`${stack.url}/v1/workflows/${response.headers.get("x-hexflow-workflow-id")}`)).json()) as { sloMs: number };
+    const wf = (await (await fetch(`${stack.url}/v1/workflows/${response.headers.get("x-hexflow-workflow-id")}`, { headers: tenantHeaders(stack) })).json()) as { sloMs: number };
     expect(wf.sloMs).toBe(60000);
   });
 

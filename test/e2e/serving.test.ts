@@ -32,10 +32,10 @@ async function runWorkflows(n: number, rate: number, seed: number): Promise<Map<
   const rng = createRng(seed);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    ids.push(await submitReplay(stack.url, replayRequest(syntheticWorkflow(rng))));
+    ids.push(await submitReplay(stack, replayRequest(syntheticWorkflow(rng))));
     await new Promise((r) => setTimeout(r, (exponential(rng, rate) / TIME_SCALE) * 1000));
   }
-  return waitForAll(stack.url, ids, { pollMs: 300, timeoutMs: 120_000 });
+  return waitForAll(stack, ids, { pollMs: 300, timeoutMs: 120_000 });
 }
 
 /** Pairs (a, b) where b reached the queue after a but was admitted before it. */

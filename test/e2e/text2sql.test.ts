@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DemoQuestionsSchema } from "../../scripts/lib/demo-data/questions-schema";
 import { startStack, type Stack } from "../../scripts/lib/stack";
+import { tenantHeaders } from "../../scripts/lib/replay";
 import { openDemoDatabase } from "../../scripts/lib/text2sql-score";
 import { runSqliteQuery } from "../../src/connector/sqlite-queries";
 
@@ -39,7 +40,7 @@ describe("text2sql on the local stack with the demo database", () => {
       asked.map(async (q) => {
         const res = await fetch(`${stack.url}/v1/workflows`, {
           method: "POST",
-          headers: { "content-type": "application/json", prefer: "wait=60", connection: "close" },
+          headers: tenantHeaders(stack, { prefer: "wait=60" }),
           body: JSON.stringify({ kind: "text2sql", database: "demo", question: q.question, candidates: 2 }),
         });
         expect(res.status).toBe(200);

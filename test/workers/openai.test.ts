@@ -171,8 +171,9 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     const wf = await workflowOf(res);
     expect(wf.sloMs).toBe(7000);
     const call = wf.stages[0]?.calls[0];
-    // One stage: its budget is the SLO less the (emulated, 20x) time between arrival and release.
-    expect(call?.budgetMs).toBeGreaterThan(6000);
+    // One stage: its budget is the SLO less the (emulated, 20x) time between arrival and release: the
+    // tenant's quota and the pool's admission are two RPCs on that path, 100 ms of real time on a busy machine.
+    expect(call?.budgetMs).toBeGreaterThan(5000);
     expect(call?.budgetMs).toBeLessThanOrEqual(7000);
     expect(call?.deadlineMs).toBeCloseTo(7000, 0);
   });

@@ -5,18 +5,21 @@
 import { z } from "zod";
 import { STEP } from "../chess";
 import { DatabaseSchemaSchema } from "../db-schema";
+import { LIMITS } from "../limits";
 import { SCHEMA_SELECTION_STEP } from "./prompts/schema-linking";
 
-/** Every knob of the workflow, with the defaults a request gets when it names none. */
+const B = LIMITS.text2sql;
+
+/** Every knob of the workflow, with the defaults a request gets when it names none (bounds: LIMITS.text2sql). */
 export const Text2SqlConfigSchema = z.strictObject({
   /** Parallel candidate generations (the traces have 2). */
-  candidates: z.number().int().min(1).max(8).default(2),
+  candidates: z.number().int().min(B.candidates.min).max(B.candidates.max).default(2),
   /** Self-correction rounds per candidate at most; 0 turns self-correction off. */
-  maxRounds: z.number().int().min(0).max(10).default(3),
+  maxRounds: z.number().int().min(B.maxRounds.min).max(B.maxRounds.max).default(3),
   /** Unit tests asked of the generate_unit_test call. */
-  tests: z.number().int().min(1).max(10).default(3),
+  tests: z.number().int().min(B.tests.min).max(B.tests.max).default(3),
   /** Rows the answer carries at most (the query's own result may be longer: `truncated` says so). */
-  maxRows: z.number().int().min(1).max(1000).default(100),
+  maxRows: z.number().int().min(B.maxRows.min).max(B.maxRows.max).default(100),
 });
 export type Text2SqlConfig = z.infer<typeof Text2SqlConfigSchema>;
 

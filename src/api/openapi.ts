@@ -1,0 +1,201 @@
+/**
+ * The OpenAPI 3.1 document of the gateway, generated from the zod schemas the routes validate with
+ * (@asteasolutions/zod-to-openapi), so a limit or a field changed in a schema changes the document too.
+ * Every route of src/api/app.ts is registered here; test/workers/openapi.test.ts fails on one that is not.
+ */
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import { DagRequestSchema } from "../core/dag";
+import { DatabaseNameSchema } from "../core/database";
+import { LIMITS } from "../core/limits";
+import { InstanceRecordSchema, InstanceRegistrationSchema, InstanceUpdateSchema } from "../core/pool";
+import { TenantConfigUpdateSchema, TenantIdSchema } from "../core/tenant";
+import { PolicyUpdateSchema } from "../objects/pool-settings";
+import { CreateTenantSchema, KeyIdSchema, KeyLabelSchema, RotateSchema } from "./admin-tenants";
+import { TraceQuerySchema } from "./admin-traces";
+import { HistoryQuerySchema } from "./admin-tuning";
+import { RegisterDatabaseSchema } from "./databases";
+import { ChatRequestSchema, CompletionRequestSchema } from "./openai-schemas";
+import * as R from "./openapi-responses";
+import { PoolNameSchema, ReplayWorkflowSchema, SloScaleSchema, Text2SqlWorkflowSchema, WorkflowIdSchema } from "./schemas";
+
+type Auth = "public" | "tenant" | "admin";
+type Method = "get" | "post" | "put" | "patch" | "delete";
+
+const ERRORS = {
+  400: "The request is invalid: malformed JSON, a field out of its limits, an unknown field",
+  401: "Missing or invalid credential",
+  404: "No such resource",
+  409: "Conflicts with the current state",
+  413: `The body is over ${LIMITS.http.maxBodyBytes} bytes`,
+  422: "The request is well formed but cannot be served",
+  429: "Over the tenant's quota: retry after Retry-After seconds",
+  502: "An upstream (database, connector, vLLM) failed",
+  503: "Unavailable: no active instance in the pool, or admin routes disabled",
+  504: "The upstream call timed out",
+} as const;
+type ErrorStatus = keyof typeof ERRORS;
+
+const RetryAfter = z.object({ "Retry-After": z.string().regex(/^\d+$/).meta({ description: "Seconds to wait before retrying" }) });
+/** Only routes that start work answer 503 with Retry-After (the pool predicts a missed SLO). */
+const OVERLOADED = "No active instance, or overloaded: the pool predicts the SLO would be missed (Retry-After says when to try again)";
+
+const json = (schema: z.ZodType) => ({ "application/json": { schema } });
+/** `meta({ id })` makes a schema a named component (components/schemas) that operations reference. */
+const ERROR_BODY = R.ErrorBodySchema.meta({ id: "ErrorBody" });
+
+interface Operation {
+  method: Method;
+  path: string;
+  auth: Auth;
+  summary: string;
+  tag: string;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  headers?: z.ZodObject;
+  body?: z.ZodType;
+  /** An absent body is allowed (the route uses defaults). */
+  bodyOptional?: boolean;
+  status?: 200 | 201 | 202;
+  response: z.ZodType;
+  /** Besides 401 (every authenticated route) and 413 (every route with a body). */
+  errors?: ErrorStatus[];
+  /** The route starts work: 429 and 503 carry Retry-After. */
+  starts?: boolean;
+  extraResponses?: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }>; headers?: z.ZodObject }>;
+}
+
+const SUCCESS = { 200: "OK", 201: "Created", 202: "Accepted: the workflow runs; poll links.self" } as const;
+
+const SECURITY: Record<Auth, Record<string, string[]>[]> = { public: [], tenant: [{ tenantKey: [] }], admin: [{ adminToken: [] }] };
+
+function errorResponses(op: Operation): Record<string, { description: string; content: ReturnType<typeof json>; headers?: z.ZodObject }> {
+  const statuses = new Set<ErrorStatus>(op.errors ?? []);
+  if (op.auth !== "public") statuses.add(401);
+  if (op.body !== undefined) statuses.add(413);
+  if (op.starts === true) statuses.add(429).add(503);
+  const out: Record<string, { description: string; content: ReturnType<typeof json>; headers?: z.ZodObject }> = {};
+  for (const s of [...statuses].sort((a, b) => a - b)) {
+    const retry = s === 429 || (s === 503 && op.starts === true);
+    out[String(s)] = { description: s === 503 && op.starts === true ? OVERLOADED : ERRORS[s], content: json(ERROR_BODY), ...(retry ? { headers: RetryAfter } : {}) };
+  }
+  return out;
+}
+
+function register(registry: OpenAPIRegistry, op: Operation): void {
+  registry.registerPath({
+    method: op.method,
+    path: op.path,
+    summary: op.summary,
+    tags: [op.tag],
+    security: SECURITY[op.auth],
+    request: {
+      ...(op.params === undefined ? {} : { params: op.params }),
+      ...(op.query === undefined ? {} : { query: op.query }),
+      ...(op.headers === undefined ? {} : { headers: op.headers }),
+      ...(op.body === undefined ? {} : { body: { required: op.bodyOptional !== true, content: json(op.body) } }),
+    },
+    responses: {
+      [String(op.status ?? 200)]: { description: SUCCESS[op.status ?? 200], content: json(op.response) },
+      ...op.extraResponses,
+      ...errorResponses(op),
+    },
+  });
+}
+
+const PoolParam = PoolNameSchema.unwrap();
+const InstanceId = InstanceRegistrationSchema.shape.id;
+const pool = z.object({ pool: PoolParam });
+const instance = z.object({ pool: PoolParam, id: InstanceId });
+const tenant = z.object({ tenant: TenantIdSchema });
+const tenantKey = z.object({ tenant: TenantIdSchema, key: KeyIdSchema });
+const workflowId = z.object({ id: WorkflowIdSchema });
+const databaseName = z.object({ name: DatabaseNameSchema });
+
+function operations(): Operation[] {
+  // `pool` and `sloScale` sit beside a DAG's own fields (src/api/workflow-request.ts).
+  const dag = DagRequestSchema.extend({ pool: PoolNameSchema, sloScale: SloScaleSchema });
+  const workflowRequest = z
+    .discriminatedUnion("kind", [ReplayWorkflowSchema.meta({ id: "ReplayWorkflow" }), dag.meta({ id: "DagWorkflow" }), Text2SqlWorkflowSchema.meta({ id: "Text2SqlWorkflow" })])
+    .meta({ id: "WorkflowRequest" });
+  const view = R.WorkflowViewSchema.meta({ id: "WorkflowView" });
+  const openaiHeaders = z.object({
+    "x-slo-ms": z.string().regex(/^\d+$/).optional().meta({ description: `Deadline in pool-clock milliseconds, 1 to ${LIMITS.openai.maxSloMs}` }),
+    "x-hexflow-pool": PoolParam.optional().meta({ description: 'The pool to run on (default "default")' }),
+  });
+  const openaiOk = (schema: z.ZodType) => ({
+    "200": {
+      description: "The completion (JSON), or with `stream: true` OpenAI's server-sent events",
+      content: { ...json(schema), "text/event-stream": { schema: R.EventStreamSchema } },
+      headers: z.object({ "X-Hexflow-Workflow-Id": z.string().meta({ description: "The one-call workflow that ran the request" }) }),
+    },
+  });
+  const openaiErrors: ErrorStatus[] = [400, 404, 409, 502, 504];
+  return [
+    { method: "get", path: "/health", auth: "public", tag: "meta", summary: "Liveness", response: z.object({ ok: z.literal(true) }) },
+    { method: "get", path: "/openapi.json", auth: "public", tag: "meta", summary: "This document", response: z.object({ openapi: z.string() }).loose() },
+
+    {
+      method: "post", path: "/v1/workflows", auth: "tenant", tag: "workflows", summary: "Start a workflow (replay, dag or text2sql)",
+      headers: z.object({ prefer: z.string().optional().meta({ description: "`wait=N`: hold the answer up to N s (at most 60) for the workflow to end; then 200 with its view" }) }),
+      body: workflowRequest, status: 202, response: R.WorkflowAcceptedSchema, errors: [400, 404], starts: true,
+      extraResponses: { "200": { description: "Ended within `Prefer: wait=N`", content: json(view) } },
+    },
+    { method: "get", path: "/v1/workflows/{id}", auth: "tenant", tag: "workflows", summary: "A workflow's status, stages, calls and answer", params: workflowId, response: view, errors: [404] },
+    { method: "delete", path: "/v1/workflows/{id}", auth: "tenant", tag: "workflows", summary: "Cancel a workflow", params: workflowId, response: R.WorkflowCancelledSchema, errors: [404, 409] },
+
+    { method: "post", path: "/v1/databases", auth: "tenant", tag: "databases", summary: "Register a database for Text-to-SQL (create-only)", body: RegisterDatabaseSchema, status: 201, response: R.DatabaseDetailSchema, errors: [400, 409, 422, 502] },
+    { method: "get", path: "/v1/databases", auth: "tenant", tag: "databases", summary: "The tenant's databases", response: R.DatabaseListSchema },
+    { method: "get", path: "/v1/databases/{name}", auth: "tenant", tag: "databases", summary: "A database and its schema", params: databaseName, response: R.DatabaseDetailSchema, errors: [404] },
+    { method: "delete", path: "/v1/databases/{name}", auth: "tenant", tag: "databases", summary: "Unregister a database", params: databaseName, response: R.DatabaseDeletedSchema, errors: [404] },
+
+    { method: "post", path: "/v1/chat/completions", auth: "tenant", tag: "openai", summary: "OpenAI-compatible chat completion (one scheduled call)", headers: openaiHeaders, body: ChatRequestSchema, response: R.ChatCompletionSchema, errors: openaiErrors, starts: true, extraResponses: openaiOk(R.ChatCompletionSchema) },
+    { method: "post", path: "/v1/completions", auth: "tenant", tag: "openai", summary: "OpenAI-compatible completion (one scheduled call)", headers: openaiHeaders, body: CompletionRequestSchema, response: R.CompletionSchema, errors: openaiErrors, starts: true, extraResponses: openaiOk(R.CompletionSchema) },
+
+    { method: "get", path: "/admin/traces", auth: "admin", tag: "admin", summary: "Export a pool's traces over a time window", query: TraceQuerySchema, response: R.TraceExportSchema, errors: [400, 503] },
+    { method: "post", path: "/admin/tenants", auth: "admin", tag: "tenants", summary: "Create a tenant and its first key", body: CreateTenantSchema, status: 201, response: R.TenantCreatedSchema, errors: [400, 409, 503] },
+    { method: "get", path: "/admin/tenants", auth: "admin", tag: "tenants", summary: "List tenants", response: R.TenantListSchema, errors: [503] },
+    { method: "get", path: "/admin/tenants/{tenant}", auth: "admin", tag: "tenants", summary: "A tenant, its keys and its usage", params: tenant, response: R.TenantDetailSchema, errors: [404, 503] },
+    { method: "patch", path: "/admin/tenants/{tenant}", auth: "admin", tag: "tenants", summary: "Update a tenant's SLO class, quota or overload behaviour", params: tenant, body: TenantConfigUpdateSchema, response: R.TenantUpdatedSchema, errors: [400, 404, 503] },
+    { method: "get", path: "/admin/tenants/{tenant}/keys", auth: "admin", tag: "tenants", summary: "A tenant's keys (prefixes only)", params: tenant, response: R.KeyListSchema, errors: [404, 503] },
+    { method: "post", path: "/admin/tenants/{tenant}/keys", auth: "admin", tag: "tenants", summary: "Issue a key", params: tenant, body: KeyLabelSchema, bodyOptional: true, status: 201, response: R.KeyIssuedSchema, errors: [400, 404, 503] },
+    { method: "post", path: "/admin/tenants/{tenant}/keys/{key}/rotate", auth: "admin", tag: "tenants", summary: "Rotate a key, keeping the old one for graceS seconds", params: tenantKey, body: RotateSchema, bodyOptional: true, status: 201, response: R.KeyRotatedSchema, errors: [400, 404, 409, 503] },
+    { method: "delete", path: "/admin/tenants/{tenant}/keys/{key}", auth: "admin", tag: "tenants", summary: "Revoke a key", params: tenantKey, response: R.KeyRevokedSchema, errors: [404, 503] },
+
+    { method: "get", path: "/admin/pools/{pool}/tuning", auth: "admin", tag: "tuning", summary: "α tuning decisions with their simulated curves", params: pool, query: HistoryQuerySchema, response: R.TuningHistorySchema, errors: [400, 503] },
+    { method: "post", path: "/admin/pools/{pool}/tune", auth: "admin", tag: "tuning", summary: "Tune α now (runs the tuner Worker)", params: pool, response: R.TuningResultSchema, errors: [400, 503] },
+
+    { method: "get", path: "/admin/pools/{pool}", auth: "admin", tag: "pools", summary: "A pool: policy, α, instances and their load", params: pool, response: R.PoolViewSchema, errors: [503] },
+    { method: "post", path: "/admin/pools/{pool}/instances", auth: "admin", tag: "pools", summary: "Register a vLLM server", params: pool, body: InstanceRegistrationSchema, status: 201, response: InstanceRecordSchema, errors: [400, 409, 503] },
+    { method: "patch", path: "/admin/pools/{pool}/instances/{id}", auth: "admin", tag: "pools", summary: "Update an instance", params: instance, body: InstanceUpdateSchema, response: InstanceRecordSchema, errors: [400, 404, 503] },
+    { method: "post", path: "/admin/pools/{pool}/instances/{id}/drain", auth: "admin", tag: "pools", summary: "Stop sending new calls to an instance", params: instance, response: InstanceRecordSchema, errors: [404, 503] },
+    { method: "post", path: "/admin/pools/{pool}/instances/{id}/activate", auth: "admin", tag: "pools", summary: "Send calls to an instance again", params: instance, response: InstanceRecordSchema, errors: [404, 503] },
+    { method: "delete", path: "/admin/pools/{pool}/instances/{id}", auth: "admin", tag: "pools", summary: "Remove an instance", params: instance, response: InstanceRecordSchema, errors: [404, 503] },
+    { method: "get", path: "/admin/pools/{pool}/instances/{id}/queue", auth: "admin", tag: "pools", summary: "An instance's queue and admissions", params: instance, response: R.InstanceQueueSchema, errors: [404, 503] },
+    { method: "put", path: "/admin/pools/{pool}/policy", auth: "admin", tag: "pools", summary: "Set the pool's policy, α (pinned or tuned), calibration and admission", params: pool, body: PolicyUpdateSchema, response: R.PoolViewSchema, errors: [400, 503] },
+  ];
+}
+
+export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31["generateDocument"]> {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent("securitySchemes", "tenantKey", { type: "http", scheme: "bearer", description: "A tenant API key (`hfk_...`), issued by POST /admin/tenants" });
+  registry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer", description: "The gateway's ADMIN_TOKEN" });
+  for (const op of operations()) register(registry, op);
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: "3.1.0",
+    info: {
+      title: "hexflow gateway",
+      version: "0.0.0",
+      description: `Multi-stage LLM workflows scheduled on vLLM GPU pools. Every error is \`{ "error": { "code", "message" } }\`. Limits: src/core/limits.ts.`,
+    },
+    servers: [{ url: "/" }],
+  });
+}
+
+let memo: ReturnType<typeof buildOpenApiDocument> | undefined;
+
+/** Built on first request and kept for the isolate's life: the schemas cannot change while it runs. */
+export function openApiDocument(): ReturnType<typeof buildOpenApiDocument> {
+  memo ??= buildOpenApiDocument();
+  return memo;
+}
