@@ -13,7 +13,11 @@ export const TenantNameSchema = z
 
 export const TenantIdSchema = z.string().regex(/^tn_[0-9a-f]{16}$/);
 
-const Scale = z.number().min(0.5).max(100);
+/**
+ * Wide on purpose: an OpenAI-style call's base SLO is its own no-queueing time (a fraction of a second), so
+ * an absolute deadline of a minute is hundreds of times it; the looseness a tenant may ask is its operator's call.
+ */
+const Scale = z.number().min(0.5).max(100_000);
 
 export const TenantSloSchema = z
   .strictObject({

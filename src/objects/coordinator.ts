@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { getPolicy, POLICY_NAMES, type QueueName } from "../core/policies";
-import { InstanceRecordSchema, InstanceRegistrationSchema, InstanceUpdateSchema, toInstanceInfo, toRecord, type InstanceRecord } from "../core/pool";
+import { InstanceRegistrationSchema, InstanceUpdateSchema, toInstanceInfo, toRecord, type InstanceRecord } from "../core/pool";
 import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
 import { baseSloSeconds } from "../core/slo";
 import type { WorkflowState } from "../core/workflow-run";
@@ -12,29 +12,16 @@ import { err, ok, type Result } from "./result";
 import type { OutstandingCall } from "./gpu-instance";
 import { instanceObjectName } from "./names";
 import { migrate } from "./sqlite";
-import { PoolHealth, type CalibrationView, type DegradationView } from "./pool-health";
+import { InstanceRegistry } from "./instance-registry";
+import { PoolHealth } from "./pool-health";
 import { requestRetune } from "./retune";
 import { ServiceObservationSchema } from "../core/calibration";
 import { WorkflowSampleSchema } from "../core/degradation";
-import { COORDINATOR_MIGRATIONS, DEFAULTS, loadSettings, PolicyUpdateSchema, saveSettings, type Settings, type TuningContext } from "./pool-settings";
+import { COORDINATOR_MIGRATIONS, DEFAULTS, loadSettings, PolicyUpdateSchema, poolView, saveSettings, type PoolView, type Settings, type TuningContext } from "./pool-settings";
 
-export { PolicyUpdateSchema, type TuningContext } from "./pool-settings";
-
+export { PolicyUpdateSchema, type PoolView, type TuningContext } from "./pool-settings";
 
 const ServicesSchema = z.array(ServiceObservationSchema);
-
-export interface PoolView {
-  policy: string;
-  alpha: number;
-  alphaVersion: number;
-  pinned: boolean;
-  calibration: "observe" | "apply";
-  admission: "enforce" | "off";
-  timeScale: number | null;
-  baseSloS: number | null;
-  instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView })[];
-  degradation: DegradationView;
-}
 
 /**
  * One per GPU pool: the instance registry, outstanding load, the pool's policy and α (versioned),
@@ -43,8 +30,7 @@ export interface PoolView {
  */
 export class CoordinatorObject extends DurableObject<Env> {
   private scheduler: PoolScheduler | undefined;
-  /** Parsed registry; every write goes through registryChanged(), which drops it. */
-  private cachedRecords: InstanceRecord[] | undefined;
+  private readonly registry: InstanceRegistry;
   /** Calls bound to an instance and not yet finished; seeds every scheduler built on the registry. */
   private readonly outstanding = new Map<string, OutstandingCall & { instanceId: string }>();
   private cachedHealth: PoolHealth | undefined;
@@ -54,6 +40,7 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.registry = new InstanceRegistry(ctx.storage.sql);
     ctx.blockConcurrencyWhile(async () => {
       migrate(ctx.storage.sql, COORDINATOR_MIGRATIONS);
       // After a restart the instances, which persist their queues, say what is outstanding. Calls
@@ -84,7 +71,7 @@ export class CoordinatorObject extends DurableObject<Env> {
       return err("conflict", `the pool runs at time scale ${s.timeScale}; instance has ${parsed.data.timeScale}`);
     }
     const rec = toRecord(parsed.data, Date.now());
-    this.ctx.storage.sql.exec("INSERT INTO instances (id, json) VALUES (?, ?)", rec.id, JSON.stringify(rec));
+    this.registry.insert(rec);
     this.saveSettings({ ...s, pool, timeScale: rec.timeScale });
     this.registryChanged();
     await this.configureInstance(rec);
@@ -110,7 +97,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     if (this.record(id) === undefined) return err("not_found", `no instance ${id}`);
     const busy = [...this.outstanding.values()].filter((c) => c.instanceId === id).length;
     if (busy > 0) return err("conflict", `instance ${id} still has ${busy} calls; drain it first`);
-    this.ctx.storage.sql.exec("DELETE FROM instances WHERE id = ?", id);
+    this.registry.delete(id);
     this.health.forget(id);
     this.registryChanged();
     return ok({ id });
@@ -178,20 +165,9 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   pool(): PoolView {
-    const s = this.settings();
     const scheduler = this.records().length > 0 ? this.getScheduler() : undefined;
-    const { nowS: now, baseSloS } = this.clock();
-    return {
-      ...s,
-      baseSloS,
-      instances: this.records().map((r) => ({
-        ...r,
-        loadS: scheduler?.dispatcher.loads.load(r.id, now) ?? 0,
-        ...(scheduler?.dispatcher.loads.counts(r.id) ?? { queued: 0, running: 0 }),
-        calibration: this.health.calibrationView(r.id, r.cost),
-      })),
-      degradation: this.health.degradationView(),
-    };
+    const { nowS, baseSloS } = this.clock();
+    return poolView(this.settings(), this.records(), scheduler?.dispatcher.loads, this.health, nowS, baseSloS);
   }
 
   /** Budgets and binds every call of the workflow's next stage; one RPC per stage. */
@@ -254,11 +230,7 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   private records(): InstanceRecord[] {
-    this.cachedRecords ??= this.ctx.storage.sql
-      .exec<{ json: string }>("SELECT json FROM instances ORDER BY rowid")
-      .toArray()
-      .map((r) => InstanceRecordSchema.parse(JSON.parse(r.json)));
-    return this.cachedRecords;
+    return this.registry.all();
   }
 
   /** The registry, with each instance's calibrated cost model in place of its profile's when the pool applies calibration. */
@@ -273,17 +245,16 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   private record(id: string): InstanceRecord | undefined {
-    return this.records().find((r) => r.id === id);
+    return this.registry.get(id);
   }
 
-  /** The parsed registry and the scheduler built on it are derived: drop both on every write. */
+  /** The scheduler is built on the registry: every write drops it. */
   private registryChanged(): void {
-    this.cachedRecords = undefined;
     this.scheduler = undefined;
   }
 
   private async save(rec: InstanceRecord): Promise<InstanceRecord> {
-    this.ctx.storage.sql.exec("UPDATE instances SET json = ? WHERE id = ?", JSON.stringify(rec), rec.id);
+    this.registry.update(rec);
     this.registryChanged();
     await this.configureInstance(rec);
     return rec;

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { InstanceRecord } from "../core/pool";
+import type { LoadTracker } from "../core/load";
+import type { CalibrationView, DegradationView, PoolHealth } from "./pool-health";
 
 /**
  * Whether the self-calibrated cost models price calls (`apply`: the dispatcher and the tuner use them)
@@ -30,6 +32,34 @@ export const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.
 
 /** `pinned: true` fixes α: the tuner then records its decisions but installs nothing. */
 export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional(), pinned: z.boolean().optional(), calibration: CalibrationModeSchema.optional(), admission: AdmissionModeSchema.optional() }).strict();
+
+/** The pool as the admin sees it: settings, base SLO, and each instance with its load and calibration. */
+export interface PoolView {
+  policy: string;
+  alpha: number;
+  alphaVersion: number;
+  pinned: boolean;
+  calibration: "observe" | "apply";
+  admission: "enforce" | "off";
+  timeScale: number | null;
+  baseSloS: number | null;
+  instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView })[];
+  degradation: DegradationView;
+}
+
+export function poolView(s: Settings, records: readonly InstanceRecord[], loads: LoadTracker | undefined, health: PoolHealth, nowS: number, baseSloS: number | null): PoolView {
+  return {
+    ...s,
+    baseSloS,
+    instances: records.map((r) => ({
+      ...r,
+      loadS: loads?.load(r.id, nowS) ?? 0,
+      ...(loads?.counts(r.id) ?? { queued: 0, running: 0 }),
+      calibration: health.calibrationView(r.id, r.cost),
+    })),
+    degradation: health.degradationView(),
+  };
+}
 
 /** What the tuner needs to simulate the pool as it is now. */
 export interface TuningContext {

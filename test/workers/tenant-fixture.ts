@@ -7,7 +7,7 @@ export const TEST_KEY = `hfk_0000000000a1_${"k".repeat(43)}`;
 
 /** Quotas high enough that only tests about quotas ever meet them. */
 export const TEST_TENANT_CONFIG = {
-  slo: { defaultScale: 5, minScale: 0.5, maxScale: 100 },
+  slo: { defaultScale: 5, minScale: 0.5, maxScale: 100_000 },
   quota: { workflowsPerS: 10_000, burst: 100_000, maxConcurrent: 100_000 },
   overload: "reject",
 };
