@@ -100,7 +100,7 @@ runCli(async () => {
   const scenario: Scenario = { ...base, rate };
 
   const bars = progressBars();
-  const runs: { seed: number; mode: string; e2e: Figures; sim: Figures }[] = [];
+  const runs: { seed: number; mode: string; e2e: Figures; sim: Figures; workflows: LoadgenWorkflow[] }[] = [];
   const t0 = performance.now();
   try {
     for (const seed of seeds) {
@@ -120,7 +120,7 @@ runCli(async () => {
           const simRun = runScenario(mode === "enforce" ? { ...scenario, admission: { config: {}, bestEffort: false } } : scenario, policy, alpha, seed);
           const m = admissionMetrics(simRun.output.workflows, simRun.output.rejected?.length ?? 0, simRun.sloS);
           const sim: Figures = { offered: m.offered, accepted: m.accepted, refused: m.rejected, otherErrors: 0, acceptedAttainment: m.acceptedAttainment, acceptedP95S: m.acceptedP95, goodput: m.goodput };
-          runs.push({ seed, mode, e2e, sim });
+          runs.push({ seed, mode, e2e, sim, workflows: out.workflows });
         } finally {
           await stack.stop();
         }

@@ -86,8 +86,10 @@ runCli(async () => {
     for (let i = 0; i < n; i++) {
       const id = ids[i];
       if (id === undefined || ended.has(i)) continue;
-      const w = await getWorkflow(base, id);
-      if (!TERMINAL.has(w.status)) continue;
+      // A poll that fails (a dropped connection, a gateway restarting) is tried again next round: it says
+      // nothing about the workflow, which the gateway accepted and keeps.
+      const w = await getWorkflow(base, id).catch(() => undefined);
+      if (w === undefined || !TERMINAL.has(w.status)) continue;
       ended.set(i, w);
       emit({ type: "ended", index: i, id, status: w.status });
     }

@@ -106,6 +106,7 @@ export const PoolViewSchema = z
     pinned: z.boolean(),
     calibration: z.enum(["observe", "apply"]),
     admission: z.enum(["enforce", "off"]),
+    admissionState: z.object({ rateS: z.number(), committedS: z.number(), inFlight: z.number().int() }).nullable(),
     timeScale: z.number().nullable(),
     baseSloS: z.number().nullable(),
     instances: z.array(InstanceRecordSchema.extend({ loadS: z.number(), queued: z.number().int(), running: z.number().int() }).loose()),

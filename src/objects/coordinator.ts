@@ -167,7 +167,7 @@ export class CoordinatorObject extends DurableObject<Env> {
   pool(): PoolView {
     const scheduler = this.records().length > 0 ? this.getScheduler() : undefined;
     const { nowS, baseSloS } = this.clock();
-    return poolView(this.settings(), this.records(), scheduler?.dispatcher.loads, this.health, nowS, baseSloS);
+    return poolView(this.settings(), this.records(), scheduler?.dispatcher.loads, this.health, nowS, baseSloS, this.cachedAdmission?.admission);
   }
 
   /** Budgets and binds every call of the workflow's next stage; one RPC per stage. */

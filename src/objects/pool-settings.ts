@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { InstanceRecord } from "../core/pool";
 import type { LoadTracker } from "../core/load";
+import type { WorkflowAdmission } from "../core/workflow-admission";
 import type { CalibrationView, DegradationView, PoolHealth } from "./pool-health";
 
 /**
@@ -41,15 +42,18 @@ export interface PoolView {
   pinned: boolean;
   calibration: "observe" | "apply";
   admission: "enforce" | "off";
+  /** The admission predictor as it stands: the pool's rate μ (estimated s/s), the committed work, workflows in flight. */
+  admissionState: { rateS: number; committedS: number; inFlight: number } | null;
   timeScale: number | null;
   baseSloS: number | null;
   instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView })[];
   degradation: DegradationView;
 }
 
-export function poolView(s: Settings, records: readonly InstanceRecord[], loads: LoadTracker | undefined, health: PoolHealth, nowS: number, baseSloS: number | null): PoolView {
+export function poolView(s: Settings, records: readonly InstanceRecord[], loads: LoadTracker | undefined, health: PoolHealth, nowS: number, baseSloS: number | null, admission: WorkflowAdmission | undefined): PoolView {
   return {
     ...s,
+    admissionState: admission === undefined ? null : { rateS: admission.rateS, committedS: admission.committedS, inFlight: admission.inFlight },
     baseSloS,
     instances: records.map((r) => ({
       ...r,
