@@ -29,7 +29,8 @@ const HELP = `usage: npm run bench:admission -- [options]
   --mode LIST       enforce,off (default both, in that order)
   --slo-scale S     SLO as a multiple of the base SLO (default 5)
   --time-scale X    pool seconds per wall second (default 10)
-  --out DIR         default bench/results`;
+  --out DIR         default bench/results
+  --keep-workflows  also write every workflow of every run to the JSON (arrival, status, latency, SLO, refusal)`;
 
 interface Figures {
   offered: number;
@@ -74,6 +75,7 @@ runCli(async () => {
       "slo-scale": { type: "string" },
       "time-scale": { type: "string" },
       out: { type: "string", default: "bench/results" },
+      "keep-workflows": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
     strict: true,
@@ -142,7 +144,9 @@ runCli(async () => {
     ...runs.flatMap((r) => [row(`seed ${r.seed}, admission ${r.mode}, system`, r.e2e), row(`seed ${r.seed}, admission ${r.mode}, simulator`, r.sim)]),
   ].join("\n");
   mkdirSync(values.out, { recursive: true });
-  writeFileSync(join(values.out, "admission-latest.json"), `${JSON.stringify({ generatedAt: new Date().toISOString(), command: cmd, rate, capacity, rateX: k, timeScale: scale, sloScale, runs }, null, 1)}\n`);
+  // Every workflow of every run only with --keep-workflows (about 1 MB for 3 seeds of 480): the figures are the result.
+  const kept = values["keep-workflows"] ? runs : runs.map(({ workflows: _, ...r }) => r);
+  writeFileSync(join(values.out, "admission-latest.json"), `${JSON.stringify({ generatedAt: new Date().toISOString(), command: cmd, rate, capacity, rateX: k, timeScale: scale, sloScale, runs: kept }, null, 1)}\n`);
   writeFileSync(join(values.out, "admission-latest.md"), `${md}\n`);
   process.stdout.write(`${md}\n\nwrote ${values.out}/admission-latest.{json,md} in ${minutes.toFixed(1)} min\n`);
 });

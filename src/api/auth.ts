@@ -15,7 +15,15 @@ export const UNAUTHORIZED = errorBody("unauthorized", "a valid API key is requir
 export const requireTenant = createMiddleware<TenantEnv>(async (c, next) => {
   const key = bearer(c.req.header("authorization"));
   const nowMs = Date.now();
-  const auth = key === undefined ? undefined : await authenticate(c.env.TRACES, key, nowMs);
+  let auth: Awaited<ReturnType<typeof authenticate>>;
+  try {
+    auth = key === undefined ? undefined : await authenticate(c.env.TRACES, key, nowMs).catch(() => authenticate(c.env.TRACES, key, nowMs));
+  } catch {
+    // D1 failed twice (locally: SQLITE_BUSY between the gateway and tuner processes): a retryable refusal, not a 500.
+    console.error("authentication unavailable: the tenants database did not answer");
+    c.header("retry-after", "1");
+    return c.json(errorBody("unavailable", "authentication is unavailable for a moment; retry"), 503);
+  }
   if (auth === undefined) {
     c.header("www-authenticate", 'Bearer realm="hexflow"');
     return c.json(UNAUTHORIZED, 401);

@@ -31,7 +31,7 @@ const ERRORS = {
   422: "The request is well formed but cannot be served",
   429: "Over the tenant's quota: retry after Retry-After seconds",
   502: "An upstream (database, connector, vLLM) failed",
-  503: "Unavailable: no active instance in the pool, or admin routes disabled",
+  503: "Unavailable: no active instance in the pool, admin routes disabled, or the tenants database did not answer (Retry-After)",
   504: "The upstream call timed out",
 } as const;
 type ErrorStatus = keyof typeof ERRORS;
@@ -72,11 +72,13 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = { public: [], tenant:
 function errorResponses(op: Operation): Record<string, { description: string; content: ReturnType<typeof json>; headers?: z.ZodObject }> {
   const statuses = new Set<ErrorStatus>(op.errors ?? []);
   if (op.auth !== "public") statuses.add(401);
+  // The tenant's key is checked against D1 on every request: when D1 does not answer, 503 with Retry-After.
+  if (op.auth === "tenant") statuses.add(503);
   if (op.body !== undefined) statuses.add(413);
   if (op.starts === true) statuses.add(429).add(503);
   const out: Record<string, { description: string; content: ReturnType<typeof json>; headers?: z.ZodObject }> = {};
   for (const s of [...statuses].sort((a, b) => a - b)) {
-    const retry = s === 429 || (s === 503 && op.starts === true);
+    const retry = s === 429 || (s === 503 && (op.starts === true || op.auth === "tenant"));
     out[String(s)] = { description: s === 503 && op.starts === true ? OVERLOADED : ERRORS[s], content: json(ERROR_BODY), ...(retry ? { headers: RetryAfter } : {}) };
   }
   return out;

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { reset } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { hashKey } from "../../src/db/api-keys";
-import { admin, until } from "./helpers";
+import { admin, api, until } from "./helpers";
 import { asKey, createTenant, issueKey, secretOf } from "./security-helpers";
 
 const KEY = /^hfk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/;
@@ -139,6 +139,22 @@ describe("API keys", () => {
     expect((await admin(`/tenants/tn_0000000000000000/keys`, "POST", {})).status).toBe(404);
     expect((await admin(`/tenants/${a.tenant.id}/keys`, "POST", { label: 7 })).status).toBe(400);
     expect((await keysOf(a.tenant.id)).map((k) => [k.id, k.active])).toEqual([[a.keyInfo.id, true]]);
+    expect(await statusWith(a.key)).toBe(200);
+  });
+
+  it("answers 503 with Retry-After, not a 500, when the tenants database does not answer, and lets the key in once it does", async () => {
+    const a = await createTenant("alpha");
+    const prepare = vi.spyOn(env.TRACES, "prepare").mockImplementation(() => {
+      throw new Error("D1_ERROR: database is locked: SQLITE_BUSY");
+    });
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const res = await api("/v1/databases", { headers: { authorization: `Bearer ${a.key}` } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unavailable");
+    expect(prepare).toHaveBeenCalledTimes(2);
+    prepare.mockRestore();
+    error.mockRestore();
     expect(await statusWith(a.key)).toBe(200);
   });
 });
