@@ -1,9 +1,10 @@
 /**
- * `GET /admin/traces`: the traces of a pool over a wall-clock window, as the reference trace format
- * (replayable by the simulator, with the arrival process beside it) or as the raw D1 rows. Mounted under
- * the admin routes, so the admin credential guards it.
+ * The traces of a pool over a wall-clock window, as the reference trace format (replayable by the
+ * simulator, with the arrival process beside it) or as the raw D1 rows: every tenant's under the admin
+ * routes (`GET /admin/traces`), the caller's own under the tenant routes (`GET /v1/traces`).
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import type { TenantEnv } from "./auth";
 import { z } from "zod";
 import { referenceExport } from "../core/trace-rows";
 import { readTraceWindow } from "../db/traces";
@@ -32,12 +33,16 @@ export const TraceQuerySchema = z
   })
   .refine((q) => q.from < q.to, { message: "from must be before to" });
 
-export const adminTraces = new Hono<{ Bindings: Env }>().get("/", async (c) => {
+async function exportTraces<E extends { Bindings: Env }>(c: Context<E>, tenant: string | undefined): Promise<Response> {
   const parsed = TraceQuerySchema.safeParse(c.req.query());
   if (!parsed.success) return c.json(errorBody("invalid_request", z.prettifyError(parsed.error)), 400);
   const q = parsed.data;
-  const rows = await readTraceWindow(c.env.TRACES, { pool: q.pool, fromMs: q.from, toMs: q.to, limit: q.limit });
+  const rows = await readTraceWindow(c.env.TRACES, { pool: q.pool, fromMs: q.from, toMs: q.to, limit: q.limit, ...(tenant === undefined ? {} : { tenant }) });
   const head = { pool: q.pool, fromMs: q.from, toMs: q.to, workflows: rows.workflows.length, truncated: rows.workflows.length === q.limit };
   if (q.format === "rows") return c.json({ ...head, ...rows });
   return c.json({ ...head, ...referenceExport(rows.workflows, rows.calls) });
-});
+}
+
+export const adminTraces = new Hono<{ Bindings: Env }>().get("/", (c) => exportTraces(c, undefined));
+
+export const tenantTraces = new Hono<TenantEnv>().get("/", (c) => exportTraces(c, c.get("tenant").id));

@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { LIMITS } from "../core/limits";
 import { admin } from "./admin";
+import { tenantTraces } from "./admin-traces";
 import { requireTenant } from "./auth";
 import { databases } from "./databases";
 import { handleError, handleNotFound } from "./errors";
@@ -33,6 +34,7 @@ export const app = new Hono<{ Bindings: Env }>()
   .use("*", limitBody)
   .route("/v1/workflows", workflows)
   .route("/v1/databases", databases)
+  .route("/v1/traces", tenantTraces)
   .route("/v1", openai)
   .route("/admin", admin);
 

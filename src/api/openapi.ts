@@ -37,7 +37,7 @@ const ERRORS = {
 type ErrorStatus = keyof typeof ERRORS;
 
 const RetryAfter = z.object({ "Retry-After": z.string().regex(/^\d+$/).meta({ description: "Seconds to wait before retrying" }) });
-/** Only routes that start work answer 503 with Retry-After (the pool predicts a missed SLO). */
+/** What a route that starts work means by 503: no instance, or the pool predicts a missed SLO (with Retry-After). */
 const OVERLOADED = "No active instance, or overloaded: the pool predicts the SLO would be missed (Retry-After says when to try again)";
 
 const json = (schema: z.ZodType) => ({ "application/json": { schema } });
@@ -154,7 +154,8 @@ function operations(): Operation[] {
     { method: "post", path: "/v1/chat/completions", auth: "tenant", tag: "openai", summary: "OpenAI-compatible chat completion (one scheduled call)", headers: openaiHeaders, body: ChatRequestSchema, response: R.ChatCompletionSchema, errors: openaiErrors, starts: true, extraResponses: openaiOk(R.ChatCompletionSchema) },
     { method: "post", path: "/v1/completions", auth: "tenant", tag: "openai", summary: "OpenAI-compatible completion (one scheduled call)", headers: openaiHeaders, body: CompletionRequestSchema, response: R.CompletionSchema, errors: openaiErrors, starts: true, extraResponses: openaiOk(R.CompletionSchema) },
 
-    { method: "get", path: "/admin/traces", auth: "admin", tag: "admin", summary: "Export a pool's traces over a time window", query: TraceQuerySchema, response: R.TraceExportSchema, errors: [400, 503] },
+    { method: "get", path: "/v1/traces", auth: "tenant", tag: "traces", summary: "Export the tenant's own traces of a pool over a time window", query: TraceQuerySchema, response: R.TraceExportSchema, errors: [400] },
+    { method: "get", path: "/admin/traces", auth: "admin", tag: "admin", summary: "Export a pool's traces over a time window (every tenant's)", query: TraceQuerySchema, response: R.TraceExportSchema, errors: [400, 503] },
     { method: "post", path: "/admin/tenants", auth: "admin", tag: "tenants", summary: "Create a tenant and its first key", body: CreateTenantSchema, status: 201, response: R.TenantCreatedSchema, errors: [400, 409, 503] },
     { method: "get", path: "/admin/tenants", auth: "admin", tag: "tenants", summary: "List tenants", response: R.TenantListSchema, errors: [503] },
     { method: "get", path: "/admin/tenants/{tenant}", auth: "admin", tag: "tenants", summary: "A tenant, its keys and its usage", params: tenant, response: R.TenantDetailSchema, errors: [404, 503] },

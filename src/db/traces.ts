@@ -58,22 +58,25 @@ export interface TraceWindow {
   toMs: number;
   /** At most this many workflows (the earliest in the window). */
   limit: number;
+  /** Only this tenant's workflows (a tenant's own export); all tenants when absent (the admin's). */
+  tenant?: string;
 }
 
 /** The workflows that arrived in the window, and their calls; rows are checked, since the table outlives this code. */
 export async function readTraceWindow(db: D1Database, w: TraceWindow): Promise<{ workflows: WorkflowTraceRow[]; calls: CallTraceRow[] }> {
+  const tenant = w.tenant ?? null;
   const found = await db
-    .prepare("SELECT * FROM workflow_traces WHERE pool = ? AND created_at_ms >= ? AND created_at_ms < ? ORDER BY created_at_ms, workflow_id LIMIT ?")
-    .bind(w.pool, w.fromMs, w.toMs, w.limit)
+    .prepare("SELECT * FROM workflow_traces WHERE pool = ?1 AND created_at_ms >= ?2 AND created_at_ms < ?3 AND (?5 IS NULL OR tenant = ?5) ORDER BY created_at_ms, workflow_id LIMIT ?4")
+    .bind(w.pool, w.fromMs, w.toMs, w.limit, tenant)
     .all();
   const workflows = z.array(WorkflowTraceRowSchema).parse(found.results);
   if (workflows.length === 0) return { workflows, calls: [] };
   const calls = await db
     .prepare(
       `SELECT * FROM call_traces WHERE workflow_id IN (
-         SELECT workflow_id FROM workflow_traces WHERE pool = ? AND created_at_ms >= ? AND created_at_ms < ? ORDER BY created_at_ms, workflow_id LIMIT ?)`,
+         SELECT workflow_id FROM workflow_traces WHERE pool = ?1 AND created_at_ms >= ?2 AND created_at_ms < ?3 AND (?5 IS NULL OR tenant = ?5) ORDER BY created_at_ms, workflow_id LIMIT ?4)`,
     )
-    .bind(w.pool, w.fromMs, w.toMs, w.limit)
+    .bind(w.pool, w.fromMs, w.toMs, w.limit, tenant)
     .all();
   return { workflows, calls: z.array(CallTraceRowSchema).parse(calls.results) };
 }

@@ -113,7 +113,7 @@ const openaiRoute = (broken: fc.Arbitrary<string>, valid: fc.Arbitrary<Record<st
 });
 
 const badQuota = nonNull([{ burst: 0 }, { workflowsPerS: 0 }, { workflowsPerS: -1 }, { maxConcurrent: 1e308 }, { burst: 1.5 }, { workflowsPerS: 1e308 }, { burst: "2" }, { extra: 1 }, null, "x", []]);
-const badSlo = nonNull([{ minScale: 10 }, { minScale: 0.1 }, { maxScale: 101 }, { defaultScale: 0 }, { defaultScale: "5" }, { x: 1 }, null, 5]);
+const badSlo = nonNull([{ minScale: 10 }, { minScale: 0.1 }, { maxScale: 100_001 }, { defaultScale: 0 }, { defaultScale: "5" }, { x: 1 }, null, 5]);
 const badConfig = fc.oneof(notString, badQuota.map((quota) => ({ quota })), badSlo.map((slo) => ({ slo })), nonNull([{ overload: "maybe" }, { unknown: 1 }]));
 const badLabel = fc.oneof(notString, nonNull(["", "   ", "\t"]), fc.constant("l".repeat(65)));
 const badUrl = nonNull(["file:///etc/passwd", "javascript:alert(1)", "ftp://x", "not a url", "", "http://", 5, null]);

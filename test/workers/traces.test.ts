@@ -140,6 +140,25 @@ describe("traces of finished workflows in D1", () => {
     expect(empty.trace).toEqual([]);
   });
 
+  it("exports a tenant's own traces at /v1/traces, and none of another tenant's", async () => {
+    fakeVllm();
+    const mine = await runWorkflow();
+    const created = await admin("/tenants", "POST", { name: "other" });
+    const { key } = (await created.json()) as { key: string };
+    const res = await api("/v1/workflows", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", prefer: "wait=10" }, body: JSON.stringify({ kind: "replay", calls: CALLS, sloMs: 200_000 }) });
+    const theirs = ((await res.json()) as { id: string }).id;
+    for (const id of [mine, theirs]) await tracedRows(id);
+    const window = `pool=default&from=0&to=${Date.now() + 60_000}&format=rows`;
+    const own = (await (await api(`/v1/traces?${window}`)).json()) as { workflows: WorkflowTraceRow[]; calls: CallTraceRow[] };
+    expect(own.workflows.map((w) => w.workflow_id)).toEqual([mine]);
+    expect(new Set(own.calls.map((c) => c.workflow_id))).toEqual(new Set([mine]));
+    const other = (await (await api(`/v1/traces?${window}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { workflows: WorkflowTraceRow[] };
+    expect(other.workflows.map((w) => w.workflow_id)).toEqual([theirs]);
+    // The admin's export has both.
+    const all = (await (await api(`/admin/traces?${window}`, { headers: ADMIN })).json()) as { workflows: WorkflowTraceRow[] };
+    expect(all.workflows.map((w) => w.workflow_id).sort()).toEqual([mine, theirs].sort());
+  });
+
   it("guards the export with the admin credential and validates its window", async () => {
     const anon = await api("/admin/traces?from=0&to=1");
     expect(anon.status).toBe(401);
