@@ -35,6 +35,8 @@ export default defineConfig({
               bindings: {
                 ADMIN_TOKEN: "test-admin-token-0123456789",
                 DISPATCH_SWEEP: process.env.HEXFLOW_DISPATCH_SWEEP ?? "0",
+                // test/workers/fuzz.test.ts: empty for its fixed seed, or an integer to explore another.
+                FUZZ_SEED: process.env.HEXFLOW_FUZZ_SEED ?? "",
                 // The TRACES schema, read here in Node and applied in workerd by test/workers/setup-d1.ts.
                 TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url))),
               },
