@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { sameSecret } from "../db/api-keys";
 import { errorBody } from "./errors";
 import { jsonDepth, LIMITS } from "../core/limits";
 import { instanceObjectName } from "../objects/names";
@@ -19,12 +20,6 @@ async function jsonBody(req: Request): Promise<{ ok: true; value: unknown } | { 
   }
 }
 
-/** Constant-time comparison, so response timing says nothing about the token. */
-function sameSecret(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  return x.byteLength === y.byteLength && crypto.subtle.timingSafeEqual(x, y);
-}
 
 const MALFORMED = errorBody("invalid_request", `the body is not valid JSON, or nests deeper than ${LIMITS.http.maxJsonDepth} levels`);
 

@@ -10,6 +10,7 @@ import { d1Binding, readSchema } from "../db/execute";
 import type { TenantEnv } from "./auth";
 import { errorBody } from "./errors";
 import { failure } from "./results";
+import { issueMessage } from "./json-body";
 
 /** Bounds on what one registration stores and every Text-to-SQL prompt over it carries (the body's size: app.ts). */
 const { maxTables: MAX_TABLES, maxSchemaBytes: MAX_SCHEMA_BYTES } = LIMITS.databases;
@@ -26,11 +27,6 @@ export const RegisterDatabaseSchema = z.strictObject({
 
 const bytes = (s: string) => new TextEncoder().encode(s).byteLength;
 
-function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return "invalid body";
-  return issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message;
-}
 
 const catalog = (c: Context<TenantEnv>) => c.env.CATALOG.getByName(c.get("tenant").id);
 
@@ -60,7 +56,7 @@ export const databases = new Hono<TenantEnv>()
       return c.json(errorBody("invalid_request", "the body is not valid JSON"), 400);
     }
     const parsed = RegisterDatabaseSchema.safeParse(raw);
-    if (!parsed.success) return c.json(errorBody("invalid_request", firstIssue(parsed.error)), 400);
+    if (!parsed.success) return c.json(errorBody("invalid_request", issueMessage(parsed.error)), 400);
     const { name, target, ddl, dialect } = parsed.data;
     if (target.kind === "d1" && dialect !== undefined && dialect !== "sqlite") return c.json(errorBody("invalid_request", "a D1 database speaks sqlite"), 400);
     if (target.kind === "d1" && d1Binding(c.env, target.binding) === undefined) {

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { InstanceRecordSchema } from "../core/pool";
 import { SqlDialectSchema } from "../core/sql-dialect";
-import { TenantConfigSchema, TenantIdSchema } from "../core/tenant";
+import { KeySummarySchema, TenantSchema } from "../db/tenants";
 import { StatusSchema } from "../objects/workflow-store";
 import type { ErrorBody } from "./errors";
 
@@ -76,17 +76,6 @@ export const CompletionSchema = z.object({
 /** `stream: true`: OpenAI's server-sent events, `data: <chunk>` lines ending with `data: [DONE]`. */
 export const EventStreamSchema = z.string().meta({ description: "text/event-stream of OpenAI chunks, then `data: [DONE]`" });
 
-const TenantSchema = z.object({ id: TenantIdSchema, name: z.string(), config: TenantConfigSchema, createdAtMs: z.number() });
-const KeySummarySchema = z.object({
-  id: z.string(),
-  prefix: z.string(),
-  label: z.string().nullable(),
-  createdAtMs: z.number(),
-  lastUsedAtMs: z.number().nullable(),
-  expiresAtMs: z.number().nullable(),
-  replacedBy: z.string().nullable(),
-  active: z.boolean(),
-});
 /** A key is in a response body exactly once: when it is issued. */
 const IssuedKey = { key: z.string().meta({ description: "The API key: shown once, store it" }), keyInfo: KeySummarySchema };
 export const TenantCreatedSchema = z.object({ tenant: TenantSchema, ...IssuedKey });

@@ -11,6 +11,10 @@ const STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   unavailable: 503,
 };
 
+export function statusFor(code: ErrorCode): ContentfulStatusCode {
+  return STATUS[code];
+}
+
 /** An expected failure from a Durable Object, as the HTTP error clients see. */
 export function failure(c: Context, error: { code: ErrorCode; message: string }): Response {
   return c.json(errorBody(error.code, error.message), STATUS[error.code]);

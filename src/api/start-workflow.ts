@@ -7,10 +7,11 @@ import type { Context } from "hono";
 import { resolveSlo, type SloAsk } from "../core/tenant";
 import type { TenantEnv } from "./auth";
 import type { StartInput } from "../objects/workflow";
-import type { ErrorCode } from "../objects/result";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { statusFor } from "./results";
 
 /** How the route spells an error (the native `{error:{code,message}}`, or OpenAI's shape). */
-export type Fail = (status: 400 | 404 | 409 | 429 | 503, code: string, message: string) => Response;
+export type Fail = (status: ContentfulStatusCode, code: string, message: string) => Response;
 
 export interface StartRequest {
   id: string;
@@ -23,8 +24,6 @@ export interface StartRequest {
 }
 
 export type Started = { ok: true; id: string; status: string; sloS: number; bestEffort: boolean } | { ok: false; response: Response };
-
-const STATUS: Record<ErrorCode, 400 | 404 | 409 | 503> = { invalid_request: 400, not_found: 404, conflict: 409, no_instance: 503, unavailable: 503 };
 
 export async function startForTenant(c: Context<TenantEnv>, r: StartRequest, fail: Fail): Promise<Started> {
   const tenant = c.get("tenant");
@@ -54,7 +53,7 @@ export async function startForTenant(c: Context<TenantEnv>, r: StartRequest, fai
   if (!started.ok) {
     // Nothing runs: the slot, the token and the pool's reservation go back.
     await Promise.all([quotaStub.release(r.id, tenant.config.quota), coordinator.workflowEnded(r.id, null)]);
-    return { ok: false, response: fail(STATUS[started.error.code], started.error.code, started.error.message) };
+    return { ok: false, response: fail(statusFor(started.error.code), started.error.code, started.error.message) };
   }
   return { ok: true, id: r.id, status: started.value.status, sloS: slo.sloS, bestEffort };
 }

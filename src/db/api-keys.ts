@@ -40,8 +40,8 @@ export async function hashKey(key: string): Promise<string> {
   return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))));
 }
 
-/** Constant-time, so a response's timing says nothing about how much of a hash matched. */
-export function sameHash(a: string, b: string): boolean {
+/** Constant-time, so a response's timing says nothing about how much of a secret or hash matched. */
+export function sameSecret(a: string, b: string): boolean {
   const x = new TextEncoder().encode(a);
   const y = new TextEncoder().encode(b);
   return x.byteLength === y.byteLength && crypto.subtle.timingSafeEqual(x, y);

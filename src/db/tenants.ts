@@ -3,27 +3,26 @@
  * with no cache: a revoked key stops working at the next request, in every isolate.
  */
 import { z } from "zod";
-import { TenantConfigSchema, type TenantConfig } from "../core/tenant";
-import { hashKey, keyPrefix, newApiKey, randomHex, sameHash } from "./api-keys";
+import { TenantConfigSchema, TenantIdSchema, type TenantConfig } from "../core/tenant";
+import { hashKey, keyPrefix, newApiKey, randomHex, sameSecret } from "./api-keys";
 
-export interface Tenant {
-  id: string;
-  name: string;
-  config: TenantConfig;
-  createdAtMs: number;
-}
+/** A tenant as the admin API answers it (and the OpenAPI document describes it). */
+export const TenantSchema = z.object({ id: TenantIdSchema, name: z.string(), config: TenantConfigSchema, createdAtMs: z.number() });
+export type Tenant = z.infer<typeof TenantSchema>;
 
-export interface KeySummary {
-  id: string;
-  prefix: string;
-  label: string | null;
-  createdAtMs: number;
-  lastUsedAtMs: number | null;
-  expiresAtMs: number | null;
-  replacedBy: string | null;
+/** A key as lists show it: never the key, never its hash. */
+export const KeySummarySchema = z.object({
+  id: z.string(),
+  prefix: z.string(),
+  label: z.string().nullable(),
+  createdAtMs: z.number(),
+  lastUsedAtMs: z.number().nullable(),
+  expiresAtMs: z.number().nullable(),
+  replacedBy: z.string().nullable(),
   /** False once revoked, or once a rotation's grace period has passed. */
-  active: boolean;
-}
+  active: z.boolean(),
+});
+export type KeySummary = z.infer<typeof KeySummarySchema>;
 
 const TenantRowSchema = z.object({ id: z.string(), name: z.string(), config: z.string(), created_at_ms: z.number() });
 const KeyRowSchema = z.object({
@@ -131,7 +130,7 @@ export async function authenticate(db: D1Database, key: string, nowMs: number): 
     .first();
   if (row === null) return undefined;
   const auth = AuthRowSchema.parse(row);
-  if (!sameHash(auth.hash, await hashKey(key))) return undefined;
+  if (!sameSecret(auth.hash, await hashKey(key))) return undefined;
   if (auth.expires_at_ms !== null && auth.expires_at_ms <= nowMs) return undefined;
   return { tenant: toTenant(row), keyId: auth.key_id, touch: auth.last_used_at_ms === null || nowMs - auth.last_used_at_ms >= TOUCH_EVERY_MS };
 }

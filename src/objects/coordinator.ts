@@ -56,10 +56,13 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   /** Pool-clock seconds: real time × the pool's time scale (DESIGN section 5). */
   clock(): { nowS: number; timeScale: number; baseSloS: number | null } {
-    const s = this.settings();
-    const scale = s.timeScale ?? 1;
     const active = this.records().filter((r) => r.state === "active");
-    return { nowS: (Date.now() / 1000) * scale, timeScale: scale, baseSloS: active.length > 0 ? baseSloSeconds(active.map(toInstanceInfo)) : null };
+    return { nowS: this.nowS(), timeScale: this.settings().timeScale ?? 1, baseSloS: active.length > 0 ? baseSloSeconds(active.map(toInstanceInfo)) : null };
+  }
+
+  /** The pool clock alone: the hot paths need no base SLO (which prices the template on every instance). */
+  private nowS(): number {
+    return (Date.now() / 1000) * (this.settings().timeScale ?? 1);
   }
 
   async register(pool: string, input: unknown): Promise<Result<InstanceRecord>> {
@@ -137,7 +140,7 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   /** The tuner calls this after every decision, installed or not: the degradation trigger rebases on it. */
   tuningDone(): void {
-    this.health.tuned(this.clock().nowS);
+    this.health.tuned(this.nowS());
   }
 
   /**
@@ -149,7 +152,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     if (this.records().length === 0) return { decision: "admit", predictedS: 0, retryAfterS: null, sloS: input.sloS };
     const scheduler = this.getScheduler();
     const enforce = this.settings().admission === "enforce";
-    return this.admission(scheduler).arrive(input.workflowId, input.spec, input.sloS, this.clock().nowS, input.bestEffortAllowed, scheduler.dispatcher.estimator, enforce);
+    return this.admission(scheduler).arrive(input.workflowId, input.spec, input.sloS, this.nowS(), input.bestEffortAllowed, scheduler.dispatcher.estimator, enforce);
   }
 
   /**
@@ -160,7 +163,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     this.cachedAdmission?.ended(workflowId);
     const sample = WorkflowSampleSchema.safeParse(latency);
     if (!sample.success) return;
-    const { trigger, reason } = this.health.workflowEnded(sample.data, this.clock().nowS);
+    const { trigger, reason } = this.health.workflowEnded(sample.data, this.nowS());
     if (trigger) this.ctx.waitUntil(requestRetune(this.env, this.settings().pool, reason));
   }
 
@@ -175,7 +178,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     const s = this.settings();
     if (this.records().length === 0) return { ok: false, error: { code: "no_instance", message: "the pool has no instance" }, alphaVersion: s.alphaVersion, queuePolicy: "fcfs" };
     const scheduler = this.getScheduler();
-    const result = scheduler.releaseStage(state, this.clock().nowS);
+    const result = scheduler.releaseStage(state, this.nowS());
     if (result.ok) {
       for (const d of result.dispatched) this.outstanding.set(d.call.id, { callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS, startedAt: null });
       this.admission(scheduler).released(result.state, result.dispatched.map((d) => ({ callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS })), scheduler.dispatcher.estimator);
@@ -201,7 +204,7 @@ export class CoordinatorObject extends DurableObject<Env> {
       this.outstanding.delete(callId);
       this.scheduler?.dispatcher.finished(instanceId, callId);
     }
-    if (finished.length > 0) this.cachedAdmission?.finished(this.clock().nowS, instanceId, finished, (this.scheduler?.dispatcher.loads.counts(instanceId).queued ?? 0) > 0);
+    if (finished.length > 0) this.cachedAdmission?.finished(this.nowS(), instanceId, finished, (this.scheduler?.dispatcher.loads.counts(instanceId).queued ?? 0) > 0);
   }
 
   /**

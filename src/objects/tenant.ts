@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
-import { admitStart, refund, type Bucket, type QuotaDecision } from "../core/quota";
+import { admitStart, refill, refund, type Bucket, type QuotaDecision } from "../core/quota";
 import { TenantQuotaSchema, type TenantQuota } from "../core/tenant";
 import { migrate, parseJson } from "./sqlite";
 
@@ -73,8 +73,7 @@ export class TenantObject extends DurableObject<Env> {
 
   usage(quotaInput: TenantQuota): TenantUsage {
     const quota = TenantQuotaSchema.parse(quotaInput);
-    const b = this.bucket();
-    const tokens = b === undefined ? quota.burst : Math.min(quota.burst, b.tokens + (Math.max(0, Date.now() - b.atMs) / 1000) * quota.workflowsPerS);
+    const { tokens } = refill(this.bucket(), quota, Date.now());
     return { running: this.running(), tokens: Math.floor(tokens * 100) / 100, quota };
   }
 

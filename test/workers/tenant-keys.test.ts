@@ -7,21 +7,13 @@ import { env } from "cloudflare:workers";
 import { reset } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { hashKey } from "../../src/db/api-keys";
+import type { KeySummary } from "../../src/db/tenants";
 import { admin, api, until } from "./helpers";
 import { asKey, createTenant, issueKey, secretOf } from "./security-helpers";
 
 const KEY = /^hfk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/;
 
-interface KeyView {
-  id: string;
-  prefix: string;
-  label: string | null;
-  createdAtMs: number;
-  lastUsedAtMs: number | null;
-  expiresAtMs: number | null;
-  replacedBy: string | null;
-  active: boolean;
-}
+type KeyView = KeySummary;
 
 async function keysOf(tenantId: string): Promise<KeyView[]> {
   const res = await admin(`/tenants/${tenantId}/keys`, "GET");
