@@ -9,6 +9,7 @@ declare namespace Cloudflare {
 		DEMO_DB: D1Database;
 		TRACES: D1Database;
 		QUERYABLE_D1: "DEMO_DB";
+		WORKFLOW_STALL_S: "1800";
 		WORKFLOW: DurableObjectNamespace<import("./workers/gateway/index").WorkflowObject>;
 		COORDINATOR: DurableObjectNamespace<import("./workers/gateway/index").CoordinatorObject>;
 		GPU_INSTANCE: DurableObjectNamespace<import("./workers/gateway/index").GpuInstanceObject>;

@@ -28,6 +28,8 @@ export function workflowView(meta: WorkflowMeta, calls: CallRecord[]) {
     finishedMs: rel(c.finishedAt),
     laxityAtAdmissionMs: ms(c.laxityS),
     alphaVersion: c.alphaVersion,
+    /** Executions that failed before the current one, each on its instance (core/call-retry). */
+    failures: c.failures,
     ...(c.output !== undefined ? { output: c.output } : {}),
     ...(c.error ? { error: c.error } : {}),
   });

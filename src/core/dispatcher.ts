@@ -18,6 +18,11 @@ export class Dispatcher {
   readonly estimator: Estimator;
   readonly loads: LoadTracker;
   private readonly order = new Map<string, number>();
+  /**
+   * Most calls an instance may hold (queued and running) when set: an instance in probation after an
+   * outage gets a few calls, not a stage's worth (core/instance-health).
+   */
+  readonly caps = new Map<string, number>();
 
   constructor(
     readonly instances: readonly InstanceInfo[],
@@ -30,14 +35,21 @@ export class Dispatcher {
     instances.forEach((inst, i) => this.order.set(inst.id, i));
   }
 
-  /** Filter (instances that can hold the call), score and pick, as the policy says. */
-  assign(call: ReleasedCall, now: number): Assignment {
+  /**
+   * Filter (instances that can hold the call, under their cap), score and pick, as the policy says.
+   * `avoid`: the instance a retried call just failed on, passed over unless it is the only one left.
+   */
+  assign(call: ReleasedCall, now: number, avoid?: string): Assignment {
     const need = call.inputTokens + call.expectedOutputTokens;
-    const candidates: Candidate[] = [];
-    this.instances.forEach((info, order) => {
-      if (info.maxTokens !== undefined && need > info.maxTokens) return;
-      candidates.push({ info, order, load: this.loads.load(info.id, now), estimate: this.estimator.onInstance(info, call) });
+    const fits = this.instances.filter((info) => {
+      if (info.maxTokens !== undefined && need > info.maxTokens) return false;
+      const cap = this.caps.get(info.id);
+      if (cap === undefined) return true;
+      const { queued, running } = this.loads.counts(info.id);
+      return queued + running < cap;
     });
+    const preferred = fits.length > 1 && avoid !== undefined ? fits.filter((info) => info.id !== avoid) : fits;
+    const candidates: Candidate[] = preferred.map((info) => ({ info, order: this.order.get(info.id) ?? 0, load: this.loads.load(info.id, now), estimate: this.estimator.onInstance(info, call) }));
     if (candidates.length === 0) {
       return { ok: false, error: { code: "no_instance", message: `no instance can hold call ${call.id} (${need} tokens)` } };
     }

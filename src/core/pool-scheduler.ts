@@ -14,10 +14,18 @@ export type ReleaseResult =
   | { ok: true; state: WorkflowState; dispatched: DispatchedCall[] }
   | { ok: false; error: { code: "no_instance" | "nothing_to_release"; message: string } };
 
+/** Dispatch health (core/instance-health): who is out, and the caps of those in probation. */
+export interface DispatchHealth {
+  excluded: ReadonlySet<string>;
+  caps: ReadonlyMap<string, number>;
+}
+const ALL_HEALTHY: DispatchHealth = { excluded: new Set(), caps: new Map() };
+
 /**
  * The coordinator's scheduling logic without the Durable Object: one policy runtime and dispatcher
- * over the pool's active instances. Releasing a stage computes its budget and binds every call in
- * one step, so a workflow needs one coordinator call per stage.
+ * over the pool's active, healthy instances. Releasing a stage computes its budget and binds every call
+ * in one step, so a workflow needs one coordinator call per stage; a failed call is bound again alone
+ * (redispatch), keeping its budget and deadline.
  */
 export class PoolScheduler {
   readonly runtime: PolicyRuntime;
@@ -28,18 +36,36 @@ export class PoolScheduler {
     readonly policy: Readonly<PolicySpec>,
     alpha: number,
     seed: number,
+    private readonly health: DispatchHealth = ALL_HEALTHY,
   ) {
     this.runtime = instantiatePolicy(policy);
-    const active = instances.filter((i) => i.state === "active").map(toInstanceInfo);
+    const active = this.dispatchable().map(toInstanceInfo);
     this.dispatcher = new Dispatcher(active.length > 0 ? active : instances.map(toInstanceInfo), this.runtime, createRng(seed), alpha);
+    for (const [id, cap] of health.caps) this.dispatcher.caps.set(id, cap);
   }
 
   get activeCount(): number {
-    return this.instances.filter((i) => i.state === "active").length;
+    return this.dispatchable().length;
+  }
+
+  private dispatchable(): InstanceRecord[] {
+    return this.instances.filter((i) => i.state === "active" && !this.health.excluded.has(i.id));
+  }
+
+  private noInstance(): { code: "no_instance"; message: string } {
+    const active = this.instances.filter((i) => i.state === "active").length;
+    return { code: "no_instance", message: active === 0 ? "the pool has no active instance" : `none of the pool's ${active} active instances is healthy` };
+  }
+
+  /** Binds one call again (its instance failed, drained or turned unhealthy), preferring another instance. */
+  redispatch(call: ReleasedCall, now: number, failedOn: string): { ok: true; dispatched: DispatchedCall } | { ok: false; error: { code: "no_instance"; message: string } } {
+    if (this.activeCount === 0) return { ok: false, error: this.noInstance() };
+    const a = this.dispatcher.assign(call, now, failedOn);
+    return a.ok ? { ok: true, dispatched: { call, instanceId: a.instanceId, estimateS: a.estimateS } } : a;
   }
 
   releaseStage(state: WorkflowState, now: number): ReleaseResult {
-    if (this.activeCount === 0) return { ok: false, error: { code: "no_instance", message: "the pool has no active instance" } };
+    if (this.activeCount === 0) return { ok: false, error: this.noInstance() };
     const w: WorkflowState = structuredClone(state);
     const ctx = {
       planner: this.runtime.planner,

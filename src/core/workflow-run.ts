@@ -19,6 +19,8 @@ export const ReleasedCallSchema = z.object({
   releasedAt: z.number(),
   budgetS: z.number(),
   deadlineS: z.number(),
+  /** Which dispatch this is: 0 when released, one more each time the call is sent elsewhere (core/call-retry). */
+  dispatch: z.number().int().nonnegative().optional(),
 });
 export type ReleasedCall = z.infer<typeof ReleasedCallSchema>;
 

@@ -4,16 +4,16 @@ import { getPolicy, POLICY_NAMES, type QueueName } from "../core/policies";
 import { InstanceRegistrationSchema, InstanceUpdateSchema, toInstanceInfo, toRecord, type InstanceRecord } from "../core/pool";
 import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
 import { baseSloSeconds } from "../core/slo";
-import type { WorkflowState } from "../core/workflow-run";
+import type { ReleasedCall, WorkflowState } from "../core/workflow-run";
 import type { WorkflowSpec } from "../core/workflow";
-import { PoolAdmission } from "../core/pool-admission";
 import type { AdmissionDecision } from "../core/workflow-admission";
 import { err, ok, type Result } from "./result";
-import type { OutstandingCall } from "./gpu-instance";
+import { PoolDispatch } from "./pool-dispatch";
 import { instanceObjectName } from "./names";
 import { migrate } from "./sqlite";
 import { InstanceRegistry } from "./instance-registry";
 import { PoolHealth } from "./pool-health";
+import { HealthMonitor } from "./health-monitor";
 import { requestRetune } from "./retune";
 import { ServiceObservationSchema } from "../core/calibration";
 import { WorkflowSampleSchema } from "../core/degradation";
@@ -23,35 +23,55 @@ export { PolicyUpdateSchema, type PoolView, type TuningContext } from "./pool-se
 
 const ServicesSchema = z.array(ServiceObservationSchema);
 
+export type RedispatchResult = { ok: true; instanceId: string; estimateS: number; queuePolicy: QueueName } | { ok: false; error: { code: "no_instance"; message: string } };
+
 /**
  * One per GPU pool: the instance registry, outstanding load, the pool's policy and α (versioned),
- * and the pool clock. Each released stage is one RPC (releaseStage); instances report starts and
- * finishes. The scheduling itself is src/core's PoolScheduler.
+ * the instances' health, and the pool clock. Each released stage is one RPC (releaseStage); instances
+ * report starts, finishes and outcomes; a failed call comes back through redispatch. Its one alarm
+ * probes every instance's `/health` (health-monitor.ts), off the request path. The scheduling itself
+ * is src/core's PoolScheduler.
  */
 export class CoordinatorObject extends DurableObject<Env> {
-  private scheduler: PoolScheduler | undefined;
   private readonly registry: InstanceRegistry;
-  /** Calls bound to an instance and not yet finished; seeds every scheduler built on the registry. */
-  private readonly outstanding = new Map<string, OutstandingCall & { instanceId: string }>();
+  private readonly dispatch = new PoolDispatch();
   private cachedHealth: PoolHealth | undefined;
-  private cachedAdmission: PoolAdmission | undefined;
-  /** The scheduler the admission's instances and queue order were taken from. */
-  private admissionFor: PoolScheduler | undefined;
+  private readonly monitor: HealthMonitor;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.registry = new InstanceRegistry(ctx.storage.sql);
+    migrate(ctx.storage.sql, COORDINATOR_MIGRATIONS);
+    this.monitor = new HealthMonitor(ctx.storage.sql);
+    this.monitor.configure(this.settings().health);
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage.sql, COORDINATOR_MIGRATIONS);
       // After a restart the instances, which persist their queues, say what is outstanding. Calls
       // released but not yet enqueued at that moment are missed: a transient underestimate of load.
       const pool = this.settings().pool;
       await Promise.all(
-        this.records().map(async (r) => {
-          for (const c of await this.env.GPU_INSTANCE.getByName(instanceObjectName(pool, r.id)).outstanding()) this.outstanding.set(c.callId, { ...c, instanceId: r.id });
-        }),
+        this.records().map(async (r) => this.dispatch.restore(r.id, await this.env.GPU_INSTANCE.getByName(instanceObjectName(pool, r.id)).outstanding())),
       );
+      await this.armProbes();
     });
+  }
+
+  /** Probes every instance, acts on status changes, and re-arms: idempotent, whatever fired it. */
+  override async alarm(): Promise<void> {
+    const records = this.records();
+    if (records.length === 0) return;
+    const changed = await this.monitor.probe(records, (input, init) => fetch(input, init), () => Date.now());
+    if (changed.length > 0) await this.healthChanged(changed);
+    await this.ctx.storage.setAlarm(Date.now() + this.monitor.config.probeIntervalMs);
+  }
+
+  private async armProbes(): Promise<void> {
+    if (this.records().length > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.monitor.config.probeIntervalMs);
+  }
+
+  /** Dispatch is rebuilt without (or with) the instances, and each is told whether to take work. */
+  private async healthChanged(ids: readonly string[]): Promise<void> {
+    this.registryChanged();
+    await Promise.all(ids.map((id) => this.record(id)).map((r) => (r === undefined ? undefined : this.configureInstance(r))));
   }
 
   /** Pool-clock seconds: real time × the pool's time scale (DESIGN section 5). */
@@ -78,6 +98,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     this.saveSettings({ ...s, pool, timeScale: rec.timeScale });
     this.registryChanged();
     await this.configureInstance(rec);
+    await this.armProbes();
     return ok(rec);
   }
 
@@ -89,7 +110,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     return ok(await this.save({ ...rec, ...parsed.data }));
   }
 
-  /** Draining stops new dispatches; the instance finishes what it runs and keeps its queue. */
+  /** Draining stops new dispatches; the instance finishes what it runs and hands its queue back for re-dispatch. */
   async setState(id: string, state: "active" | "draining"): Promise<Result<InstanceRecord>> {
     const rec = this.record(id);
     if (rec === undefined) return err("not_found", `no instance ${id}`);
@@ -98,10 +119,11 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   remove(id: string): Result<{ id: string }> {
     if (this.record(id) === undefined) return err("not_found", `no instance ${id}`);
-    const busy = [...this.outstanding.values()].filter((c) => c.instanceId === id).length;
+    const busy = this.dispatch.busy(id);
     if (busy > 0) return err("conflict", `instance ${id} still has ${busy} calls; drain it first`);
     this.registry.delete(id);
     this.health.forget(id);
+    this.monitor.forget(id);
     this.registryChanged();
     return ok({ id });
   }
@@ -112,8 +134,10 @@ export class CoordinatorObject extends DurableObject<Env> {
     const s = this.settings();
     const policy = parsed.data.policy ?? s.policy;
     if (getPolicy(policy) === undefined) return err("invalid_request", `unknown policy "${policy}" (known: ${POLICY_NAMES.join(", ")})`);
-    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned, calibration: parsed.data.calibration ?? s.calibration, admission: parsed.data.admission ?? s.admission });
-    this.scheduler = undefined;
+    const health = parsed.data.health === undefined ? s.health : { ...s.health, ...parsed.data.health };
+    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned, calibration: parsed.data.calibration ?? s.calibration, admission: parsed.data.admission ?? s.admission, ...(health === undefined ? {} : { health }) });
+    this.monitor.configure(health);
+    this.dispatch.invalidate();
     await Promise.all(this.records().map((r) => this.configureInstance(r)));
     return ok(this.pool());
   }
@@ -134,7 +158,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     if (s.alphaVersion !== basedOnVersion) return err("conflict", `α changed meanwhile (version ${s.alphaVersion}, tuned against ${basedOnVersion})`);
     this.saveSettings({ ...s, alpha, alphaVersion: s.alphaVersion + 1 });
     // α only weighs dispatch scores: a new scheduler picks it up, the instances' queues are unaffected.
-    this.scheduler = undefined;
+    this.dispatch.invalidate();
     return ok({ alphaVersion: s.alphaVersion + 1 });
   }
 
@@ -152,7 +176,7 @@ export class CoordinatorObject extends DurableObject<Env> {
     if (this.records().length === 0) return { decision: "admit", predictedS: 0, retryAfterS: null, sloS: input.sloS };
     const scheduler = this.getScheduler();
     const enforce = this.settings().admission === "enforce";
-    return this.admission(scheduler).arrive(input.workflowId, input.spec, input.sloS, this.nowS(), input.bestEffortAllowed, scheduler.dispatcher.estimator, enforce);
+    return this.dispatch.admission(scheduler).arrive(input.workflowId, input.spec, input.sloS, this.nowS(), input.bestEffortAllowed, scheduler.dispatcher.estimator, enforce);
   }
 
   /**
@@ -160,7 +184,7 @@ export class CoordinatorObject extends DurableObject<Env> {
    * clock); a significant degradation asks the tuner to re-tune now.
    */
   workflowEnded(workflowId: string, latency: unknown): void {
-    this.cachedAdmission?.ended(workflowId);
+    this.dispatch.admissionState?.ended(workflowId);
     const sample = WorkflowSampleSchema.safeParse(latency);
     if (!sample.success) return;
     const { trigger, reason } = this.health.workflowEnded(sample.data, this.nowS());
@@ -170,7 +194,7 @@ export class CoordinatorObject extends DurableObject<Env> {
   pool(): PoolView {
     const scheduler = this.records().length > 0 ? this.getScheduler() : undefined;
     const { nowS, baseSloS } = this.clock();
-    return poolView(this.settings(), this.records(), scheduler?.dispatcher.loads, this.health, nowS, baseSloS, this.cachedAdmission?.admission);
+    return poolView(this.settings(), this.records(), scheduler?.dispatcher.loads, this.health, this.monitor, nowS, baseSloS, this.dispatch.admissionState?.admission);
   }
 
   /** Budgets and binds every call of the workflow's next stage; one RPC per stage. */
@@ -180,56 +204,53 @@ export class CoordinatorObject extends DurableObject<Env> {
     const scheduler = this.getScheduler();
     const result = scheduler.releaseStage(state, this.nowS());
     if (result.ok) {
-      for (const d of result.dispatched) this.outstanding.set(d.call.id, { callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS, startedAt: null });
-      this.admission(scheduler).released(result.state, result.dispatched.map((d) => ({ callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS })), scheduler.dispatcher.estimator);
+      for (const d of result.dispatched) this.dispatch.bound(d.call.id, d.instanceId, d.estimateS);
+      this.dispatch.admission(scheduler).released(result.state, result.dispatched.map((d) => ({ callId: d.call.id, instanceId: d.instanceId, estimateS: d.estimateS })), scheduler.dispatcher.estimator);
     }
     return { ...result, alphaVersion: s.alphaVersion, queuePolicy: scheduler.policy.queue };
   }
 
   /**
-   * What an instance admitted and finished since its last report (instances batch them, so one RPC
-   * carries many calls under load). Finished, failed or cancelled calls leave the outstanding load;
-   * repeats are harmless. Successful calls' service times calibrate the instance's cost model.
+   * A call that failed, or whose instance drained or turned unhealthy before running it, bound again with
+   * its budget and deadline, preferring another instance. The workflow enqueues it there.
    */
-  callsChanged(instanceId: string, started: readonly { callId: string; atS: number }[], finished: readonly string[], services: unknown = []): void {
-    const rec = this.record(instanceId);
-    const observed = ServicesSchema.safeParse(services);
-    if (rec !== undefined && observed.success && this.health.observeServices(instanceId, rec.cost, observed.data) && this.settings().calibration === "apply") this.scheduler?.dispatcher.setCost(instanceId, this.health.cost(instanceId, rec.cost));
-    for (const { callId, atS } of started) {
-      const c = this.outstanding.get(callId);
-      if (c !== undefined) c.startedAt = atS;
-      this.scheduler?.dispatcher.started(instanceId, callId, atS);
-    }
-    for (const callId of finished) {
-      this.outstanding.delete(callId);
-      this.scheduler?.dispatcher.finished(instanceId, callId);
-    }
-    if (finished.length > 0) this.cachedAdmission?.finished(this.nowS(), instanceId, finished, (this.scheduler?.dispatcher.loads.counts(instanceId).queued ?? 0) > 0);
+  redispatch(call: ReleasedCall, failedOn: string): RedispatchResult {
+    const s = this.settings();
+    if (this.records().length === 0) return { ok: false, error: { code: "no_instance", message: "the pool has no instance" } };
+    const scheduler = this.getScheduler();
+    const r = scheduler.redispatch(call, this.nowS(), failedOn);
+    if (!r.ok) return r;
+    const { instanceId, estimateS } = r.dispatched;
+    this.dispatch.bound(call.id, instanceId, estimateS);
+    return { ok: true, instanceId, estimateS, queuePolicy: getPolicy(s.policy)?.queue ?? "fcfs" };
   }
 
   /**
-   * Lives across scheduler rebuilds (registry, policy and α changes), in memory: a restarted coordinator
-   * forgets the work in flight until those workflows end, and its measured rate falls back to the prior.
+   * What an instance admitted and finished since its last report (instances batch them, so one RPC
+   * carries many calls under load). Finished, failed or cancelled calls leave the outstanding load;
+   * repeats are harmless. Successful calls' service times calibrate the instance's cost model; every
+   * outcome is evidence of the instance's health; only successes count as work the pool served.
    */
-  private admission(scheduler: PoolScheduler): PoolAdmission {
-    if (this.cachedAdmission === undefined) this.cachedAdmission = new PoolAdmission({}, scheduler.dispatcher.instances, scheduler.policy.queue);
-    else if (this.admissionFor !== scheduler) this.cachedAdmission.reconfigure(scheduler.dispatcher.instances, scheduler.policy.queue);
-    this.admissionFor = scheduler;
-    return this.cachedAdmission;
+  async callsChanged(instanceId: string, started: readonly { callId: string; atS: number }[], finished: readonly string[], services: unknown = [], outcomes: unknown = []): Promise<void> {
+    const rec = this.record(instanceId);
+    const { failed, moved } = rec === undefined ? { failed: new Set<string>(), moved: false } : this.monitor.observeCalls(instanceId, outcomes, Date.now());
+    const observed = ServicesSchema.safeParse(services);
+    if (rec !== undefined && observed.success && this.health.observeServices(instanceId, rec.cost, observed.data) && this.settings().calibration === "apply") this.dispatch.current?.dispatcher.setCost(instanceId, this.health.cost(instanceId, rec.cost));
+    this.dispatch.started(instanceId, started);
+    this.dispatch.finished(instanceId, finished);
+    const served = failed.size === 0 ? finished : finished.filter((id) => !failed.has(id));
+    if (served.length > 0) this.dispatch.admissionState?.finished(this.nowS(), instanceId, served, (this.dispatch.current?.dispatcher.loads.counts(instanceId).queued ?? 0) > 0);
+    if (moved) await this.healthChanged([instanceId]);
   }
 
   private getScheduler(): PoolScheduler {
-    if (this.scheduler !== undefined) return this.scheduler;
-    const s = this.settings();
-    const policy = getPolicy(s.policy) ?? getPolicy(DEFAULTS.policy);
-    if (policy === undefined) throw new Error("default policy missing from the registry");
-    const scheduler = new PoolScheduler(this.calibratedRecords(), policy, s.alpha, s.alphaVersion);
-    for (const c of this.outstanding.values()) {
-      scheduler.dispatcher.loads.assign(c.instanceId, c.callId, c.estimateS);
-      if (c.startedAt !== null) scheduler.dispatcher.loads.start(c.instanceId, c.callId, c.startedAt);
-    }
-    this.scheduler = scheduler;
-    return scheduler;
+    return this.dispatch.scheduled(() => {
+      const s = this.settings();
+      const policy = getPolicy(s.policy) ?? getPolicy(DEFAULTS.policy);
+      if (policy === undefined) throw new Error("default policy missing from the registry");
+      const records = this.calibratedRecords();
+      return new PoolScheduler(records, policy, s.alpha, s.alphaVersion, this.monitor.dispatchHealth(records.map((r) => r.id)));
+    });
   }
 
   private records(): InstanceRecord[] {
@@ -253,7 +274,7 @@ export class CoordinatorObject extends DurableObject<Env> {
 
   /** The scheduler is built on the registry: every write drops it. */
   private registryChanged(): void {
-    this.scheduler = undefined;
+    this.dispatch.invalidate();
   }
 
   private async save(rec: InstanceRecord): Promise<InstanceRecord> {
@@ -266,7 +287,7 @@ export class CoordinatorObject extends DurableObject<Env> {
   private async configureInstance(rec: InstanceRecord): Promise<void> {
     const s = this.settings();
     const queue = getPolicy(s.policy)?.queue ?? "fcfs";
-    await this.env.GPU_INSTANCE.getByName(instanceObjectName(s.pool, rec.id)).configure(rec, s.pool, queue);
+    await this.env.GPU_INSTANCE.getByName(instanceObjectName(s.pool, rec.id)).configure(rec, s.pool, queue, this.monitor.dispatchHealth([rec.id]).excluded.size === 0);
   }
 
   private settings(): Settings {

@@ -6,9 +6,13 @@ import { InstanceRecordSchema, type InstanceRecord } from "../core/pool";
 import { QUEUE_POLICIES, type QueueName } from "../core/policies";
 import { ReleasedCallSchema, type ReleasedCall } from "../core/workflow-run";
 import { streamCompletion, upstreamRequest, type UpstreamResult } from "../upstream/vllm-client";
+import { classifyFailure } from "../core/call-retry";
 import { CallStreams } from "./call-streams";
 import { LoadReporter } from "./load-report";
+import { OUTBOX_MIGRATION, ReportOutbox, type CallReport } from "./report-outbox";
 import { migrate } from "./sqlite";
+
+export type { CallReport } from "./report-outbox";
 
 const MIGRATIONS = [
   `CREATE TABLE config (key TEXT PRIMARY KEY, json TEXT NOT NULL);
@@ -17,9 +21,12 @@ const MIGRATIONS = [
    CREATE TABLE admissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT NOT NULL, admitted_at REAL NOT NULL, laxity REAL NOT NULL, key REAL NOT NULL)`,
   // v2: when each admitted call had reached the queue, so overtaking can be read from the log.
   `ALTER TABLE admissions ADD COLUMN enqueued_at REAL NOT NULL DEFAULT 0`,
+  // v3: reports not yet delivered to their workflows (report-outbox.ts).
+  OUTBOX_MIGRATION,
 ];
 
-const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) });
+// serving: the coordinator's word on the server's health; absent in configs stored before it existed.
+const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]), serving: z.boolean().default(true) });
 type Config = z.infer<typeof ConfigSchema>;
 const QueuedSchema = z.object({ call: ReleasedCallSchema, estimateS: z.number(), enqueuedAt: z.number(), key: z.number(), seq: z.number() });
 // concurrency: sequences running at admission, this one included (calibration's batching term); absent in rows stored before it existed.
@@ -34,17 +41,6 @@ export interface OutstandingCall {
   startedAt: number | null;
 }
 
-/** What an instance tells a workflow about one of its calls. */
-export interface CallReport {
-  callId: string;
-  instanceId: string;
-  enqueuedAt: number;
-  admittedAt: number;
-  finishedAt: number;
-  laxityS: number;
-  outcome: UpstreamResult;
-}
-
 /** The admission log keeps the most recent entries only. */
 const ADMISSION_LOG_ROWS = 10_000;
 /** The watchdog alarm's period while the instance holds work (real time). */
@@ -53,54 +49,69 @@ const WATCHDOG_MS = 5_000;
 /**
  * One per vLLM server: the urgency queue in front of it (persisted), admission while the running
  * calls' KV claims leave room (core/admission: vLLM's own FCFS queue stays short, our order decides), the
- * streamed forward, and the completion report to the workflow and the coordinator. One alarm, armed
- * while work is held, is the watchdog: it fails calls admitted longer than the request timeout
- * (a forward lost to an eviction, a server that hangs) and re-admits, so no call waits forever.
+ * streamed forward, and the completion report to the workflow (through a persisted outbox) and the
+ * coordinator. A failed call goes back to its workflow whole, which sends it elsewhere (core/call-retry).
+ * While the instance drains or its server is unhealthy it hands its queue back the same way and takes
+ * no new calls. One alarm, armed while work or reports are held, is the watchdog: it fails calls admitted
+ * longer than the request timeout (a server that hangs), re-sends undelivered reports, and re-admits.
  * A call's text can be followed live (subscribe; call-streams.ts) by the OpenAI-compatible endpoint.
  */
 export class GpuInstanceObject extends DurableObject<Env> {
   private queue = new InstanceQueue(QUEUE_POLICIES.fcfs);
   private running = new Map<string, Running>();
   private config: Config | undefined;
-  private readonly loadReport = new LoadReporter((started, finished, services) => {
+  private readonly loadReport = new LoadReporter((started, finished, services, outcomes) => {
     const cfg = this.config;
-    return cfg === undefined ? undefined : this.env.COORDINATOR.getByName(cfg.pool).callsChanged(cfg.record.id, started, finished, services);
+    return cfg === undefined ? undefined : this.env.COORDINATOR.getByName(cfg.pool).callsChanged(cfg.record.id, started, finished, services, outcomes);
   });
   private readonly streams = new CallStreams();
+  private readonly outbox: ReportOutbox;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    migrate(ctx.storage.sql, MIGRATIONS);
+    this.outbox = new ReportOutbox(ctx.storage.sql, (r) => env.WORKFLOW.getByName(r.workflowId).onCallDone(r));
     ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage.sql, MIGRATIONS);
       const row = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM config WHERE key = 'config'").toArray()[0];
       this.config = row === undefined ? undefined : ConfigSchema.parse(JSON.parse(row.json));
       this.queue = new InstanceQueue(QUEUE_POLICIES[this.config?.queuePolicy ?? "fcfs"]);
       for (const r of ctx.storage.sql.exec<{ json: string }>("SELECT json FROM queue").toArray()) this.queue.restore(QueuedSchema.parse(JSON.parse(r.json)));
-      // A new object (a restart, a deploy) has no forward alive: the calls it finds running lost
-      // their streams, and vLLM aborts a request whose client went away. They go back to the queue
-      // with their place in it, and the alarm re-admits them at once; a workflow ignores a repeat.
-      const orphans = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray();
-      for (const r of orphans) {
-        const { admittedAt: _a, admittedAtMs: _m, laxityS: _l, concurrency: _c, ...queued } = RunningSchema.parse(JSON.parse(r.json));
-        this.queue.restore(queued);
-        ctx.storage.sql.exec("INSERT OR REPLACE INTO queue (call_id, json) VALUES (?, ?)", queued.call.id, JSON.stringify(queued));
-      }
+      // A new object (a restart, a deploy) has no forward alive: the calls it finds running lost their
+      // streams (vLLM aborts a request whose client went away, unless it had finished). Each goes back
+      // to its workflow as a failed attempt, through the outbox, which the alarm sends at once.
+      const orphans = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray().map((r) => RunningSchema.parse(JSON.parse(r.json)));
       ctx.storage.sql.exec("DELETE FROM running");
-      if (orphans.length > 0) await ctx.storage.setAlarm(Date.now());
+      for (const run of orphans) this.outbox.put(this.ended(run, { ok: false, error: { code: "instance_restarted", message: "the instance restarted while the call ran; its stream was lost" } }, true));
+      if (orphans.length > 0 || this.outbox.size > 0) await ctx.storage.setAlarm(Date.now());
     });
   }
 
-  configure(record: InstanceRecord, pool: string, queuePolicy: QueueName): void {
-    this.config = { record, pool, queuePolicy };
+  /** `serving` false (the server is unhealthy) or a draining record: the queue goes back, nothing new is taken. */
+  async configure(record: InstanceRecord, pool: string, queuePolicy: QueueName, serving = true): Promise<void> {
+    this.config = { record, pool, queuePolicy, serving };
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO config (key, json) VALUES ('config', ?)", JSON.stringify(this.config));
     if (this.queue.policy.name !== queuePolicy) this.rekey(queuePolicy);
+    if (!this.accepting()) {
+      const evacuated = [...this.queue.entries()];
+      for (const q of evacuated) {
+        this.queue.remove(q.call.id);
+        this.ctx.storage.sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
+      }
+      await Promise.all(evacuated.map((q) => this.evacuate(q)));
+    }
     this.pump();
+    await this.arm();
   }
 
   /** Queues calls bound to this instance (a stage's share), then admits what capacity allows. */
   async enqueue(items: { call: ReleasedCall; estimateS: number }[], queuePolicy: QueueName): Promise<{ queued: number }> {
     if (queuePolicy !== this.queue.policy.name) this.rekey(queuePolicy);
     const now = this.now();
+    if (!this.accepting()) {
+      // Bound here before the coordinator learnt the server was down: straight back, never run.
+      await Promise.all(items.map(({ call, estimateS }) => this.evacuate({ call, estimateS, enqueuedAt: now, key: 0, seq: 0 })));
+      return { queued: this.queue.size };
+    }
     for (const { call, estimateS } of items) {
       if (this.queue.has(call.id) || this.running.has(call.id)) continue;
       // Real calls keep their text from the start, for a caller that subscribes late; replayed ones only when subscribed.
@@ -145,21 +156,33 @@ export class GpuInstanceObject extends DurableObject<Env> {
     ];
   }
 
-  /** Idempotent: whatever fired it, it looks at the calls held now and acts on what is overdue. */
+  /** Idempotent: whatever fired it, it looks at the calls and reports held now and acts on what is overdue. */
   override async alarm(): Promise<void> {
     const cfg = this.config;
-    if (cfg === undefined) return;
-    const overdue = [...this.running.values()].filter((r) => Date.now() - r.admittedAtMs > cfg.record.requestTimeoutMs);
+    const overdue = cfg === undefined ? [] : [...this.running.values()].filter((r) => Date.now() - r.admittedAtMs > cfg.record.requestTimeoutMs);
     for (const run of overdue) {
-      await this.complete(run, cfg, { ok: false, error: { code: "upstream_timeout", message: `no answer within ${cfg.record.requestTimeoutMs} ms` } });
+      await this.complete(run, { ok: false, error: { code: "upstream_timeout", message: `no answer within ${cfg?.record.requestTimeoutMs ?? 0} ms` } });
     }
+    await this.outbox.flush();
     this.pump();
     await this.arm();
   }
 
   private async arm(): Promise<void> {
-    if (this.queue.size + this.running.size === 0) return;
+    if (this.queue.size + this.running.size === 0 && this.outbox.size === 0) return;
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + WATCHDOG_MS);
+  }
+
+  private accepting(): boolean {
+    return this.config === undefined || (this.config.serving && this.config.record.state === "active");
+  }
+
+  /** A queued call that never ran goes back to its workflow for another instance (no attempt spent). */
+  private async evacuate(q: QueuedCall): Promise<void> {
+    this.streams.end(q.call.id, { error: { code: "evacuated", message: "the call's instance stopped taking work; it was sent elsewhere" } });
+    const now = this.now();
+    const run = { ...q, admittedAt: now, admittedAtMs: Date.now(), laxityS: q.call.deadlineS - now - q.estimateS };
+    await this.outbox.send(this.ended(run, { ok: false, error: { code: "evacuated", message: "the instance drained or turned unhealthy before running the call" } }, false));
   }
 
   private now(): number {
@@ -178,7 +201,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
 
   private pump(): void {
     const cfg = this.config;
-    if (cfg === undefined || cfg.record.state !== "active") return;
+    if (cfg === undefined || !this.accepting()) return;
     const load: AdmissionLoad = { calls: 0, tokens: 0 };
     for (const r of this.running.values()) {
       load.calls += 1;
@@ -213,28 +236,40 @@ export class GpuInstanceObject extends DurableObject<Env> {
       timeoutMs: cfg.record.requestTimeoutMs,
       onText: (delta) => this.streams.delta(run.call.id, delta),
     });
-    await this.complete(run, cfg, outcome);
+    await this.complete(run, outcome);
   }
 
   /** Reports a call's end once: a late answer after the watchdog gave up on it is dropped. */
-  private async complete(run: Running, cfg: Config, outcome: UpstreamResult): Promise<void> {
+  private async complete(run: Running, outcome: UpstreamResult): Promise<void> {
     if (!this.running.delete(run.call.id)) return;
     this.ctx.storage.sql.exec("DELETE FROM running WHERE call_id = ?", run.call.id);
+    // A failed call's text is not final: it runs again elsewhere, and a subscriber follows it there.
     this.streams.end(run.call.id, outcome.ok ? { done: true, usage: { promptTokens: outcome.promptTokens, completionTokens: outcome.completionTokens }, finishReason: outcome.finishReason } : { error: outcome.error });
+    this.pump();
+    await this.outbox.send(this.ended(run, outcome, true));
+  }
+
+  /** A call's end, told to the coordinator (load, calibration, health); answers the workflow's report. */
+  private ended(run: Running, outcome: UpstreamResult | { ok: false; error: { code: string; message: string } }, ran: boolean): CallReport {
+    const finishedAt = this.now();
     const report: CallReport = {
       callId: run.call.id,
-      instanceId: cfg.record.id,
+      workflowId: run.call.workflowId,
+      dispatch: run.call.dispatch ?? 0,
+      instanceId: this.config?.record.id ?? "",
       enqueuedAt: run.enqueuedAt,
       admittedAt: run.admittedAt,
-      finishedAt: this.now(),
+      finishedAt,
       laxityS: run.laxityS,
       outcome,
+      ...(outcome.ok ? {} : { call: run.call }),
     };
+    const fault = !outcome.ok && ran && classifyFailure(outcome.error) === "retry" ? `${outcome.error.code}: ${outcome.error.message}` : null;
     this.loadReport.finished(
-      run.call.id,
-      outcome.ok ? { inputTokens: outcome.promptTokens, outputTokens: outcome.completionTokens, serviceS: report.finishedAt - run.admittedAt, concurrency: run.concurrency } : undefined,
+      outcome.ok ? { callId: run.call.id, ok: true } : { callId: run.call.id, ok: false, fault },
+      outcome.ok ? { inputTokens: outcome.promptTokens, outputTokens: outcome.completionTokens, serviceS: finishedAt - run.admittedAt, concurrency: run.concurrency ?? 1 } : undefined,
     );
-    this.pump();
-    await this.env.WORKFLOW.getByName(run.call.workflowId).onCallDone(report);
+    return report;
   }
 }
+

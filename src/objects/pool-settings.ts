@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { InstanceRecord } from "../core/pool";
 import type { LoadTracker } from "../core/load";
 import type { WorkflowAdmission } from "../core/workflow-admission";
+import { HealthConfigSchema, type InstanceHealth } from "../core/instance-health";
+import type { HealthMonitor } from "./health-monitor";
 import type { CalibrationView, DegradationView, PoolHealth } from "./pool-health";
 
 /**
@@ -26,13 +28,15 @@ export const SettingsSchema = z.object({
   pinned: z.boolean().default(false),
   calibration: CalibrationModeSchema.default("observe"),
   admission: AdmissionModeSchema.default("enforce"),
+  /** Overrides of the instance health defaults (core/instance-health HEALTH_DEFAULTS). */
+  health: HealthConfigSchema.partial().optional(),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 /** α 0.7: what the tuner finds for hexgen on the reference pool and traces (docs/benchmarks.md). */
 export const DEFAULTS: Settings = { pool: "default", policy: "hexgen", alpha: 0.7, alphaVersion: 1, timeScale: null, pinned: false, calibration: "observe", admission: "enforce" };
 
 /** `pinned: true` fixes α: the tuner then records its decisions but installs nothing. */
-export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional(), pinned: z.boolean().optional(), calibration: CalibrationModeSchema.optional(), admission: AdmissionModeSchema.optional() }).strict();
+export const PolicyUpdateSchema = z.object({ policy: z.string().optional(), alpha: z.number().min(0).max(1).optional(), pinned: z.boolean().optional(), calibration: CalibrationModeSchema.optional(), admission: AdmissionModeSchema.optional(), health: HealthConfigSchema.partial().strict().optional() }).strict();
 
 /** The pool as the admin sees it: settings, base SLO, and each instance with its load and calibration. */
 export interface PoolView {
@@ -46,11 +50,11 @@ export interface PoolView {
   admissionState: { rateS: number; committedS: number; inFlight: number } | null;
   timeScale: number | null;
   baseSloS: number | null;
-  instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView })[];
+  instances: (InstanceRecord & { loadS: number; queued: number; running: number; calibration: CalibrationView; health: InstanceHealth })[];
   degradation: DegradationView;
 }
 
-export function poolView(s: Settings, records: readonly InstanceRecord[], loads: LoadTracker | undefined, health: PoolHealth, nowS: number, baseSloS: number | null, admission: WorkflowAdmission | undefined): PoolView {
+export function poolView(s: Settings, records: readonly InstanceRecord[], loads: LoadTracker | undefined, health: PoolHealth, monitor: HealthMonitor, nowS: number, baseSloS: number | null, admission: WorkflowAdmission | undefined): PoolView {
   return {
     ...s,
     admissionState: admission === undefined ? null : { rateS: admission.rateS, committedS: admission.committedS, inFlight: admission.inFlight },
@@ -60,6 +64,7 @@ export function poolView(s: Settings, records: readonly InstanceRecord[], loads:
       loadS: loads?.load(r.id, nowS) ?? 0,
       ...(loads?.counts(r.id) ?? { queued: 0, running: 0 }),
       calibration: health.calibrationView(r.id, r.cost),
+      health: monitor.view(r.id),
     })),
     degradation: health.degradationView(),
   };
@@ -86,6 +91,8 @@ export const COORDINATOR_MIGRATIONS = [
   // v3: pool health (pool-health.ts): calibrated cost models per instance, the degradation windows.
   `CREATE TABLE calibration (instance_id TEXT PRIMARY KEY, json TEXT NOT NULL);
    CREATE TABLE health (key TEXT PRIMARY KEY, json TEXT NOT NULL)`,
+  // v4: each instance's dispatch health (health-monitor.ts), so a restart does not dispatch to a dead server.
+  `CREATE TABLE instance_health (instance_id TEXT PRIMARY KEY, json TEXT NOT NULL)`,
 ];
 
 export function loadSettings(sql: SqlStorage): Settings {

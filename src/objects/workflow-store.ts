@@ -5,12 +5,14 @@
 import { z } from "zod";
 import { DagRequestSchema } from "../core/dag";
 import { Text2SqlRunSchema } from "../core/text2sql/run-state";
-import { WorkflowStateSchema } from "../core/workflow-run";
+import { ReleasedCallSchema, WorkflowStateSchema } from "../core/workflow-run";
 import { hasSchema, migrate } from "./sqlite";
 
 const MIGRATIONS = [
   `CREATE TABLE meta (key TEXT PRIMARY KEY, json TEXT NOT NULL);
    CREATE TABLE calls (call_id TEXT PRIMARY KEY, stage INTEGER NOT NULL, json TEXT NOT NULL)`,
+  // v2: calls on their way to another instance (workflow-failover.ts).
+  `CREATE TABLE redispatch (call_id TEXT PRIMARY KEY, json TEXT NOT NULL)`,
 ];
 
 export const StatusSchema = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
@@ -38,6 +40,8 @@ const MetaSchema = z.object({
   /** The SLO the client asked for, when the workflow is scheduled with a looser one (best-effort). */
   requestedSloS: z.number().optional(),
   createdAtMs: z.number(),
+  /** Real milliseconds of the last progress (a stage released, a call ended or re-sent): the watchdog's reference. */
+  progressAtMs: z.number().optional(),
   /** A custom DAG workflow's request (stored as sent; validateDag rebuilds its plan). */
   dag: DagRequestSchema.optional(),
   text2sql: Text2SqlMetaSchema.optional(),
@@ -64,8 +68,21 @@ const CallRecordSchema = z.object({
   /** What the model wrote, cut at MAX_OUTPUT_CHARS: later stages' prompts and the caller read it. */
   output: z.string().optional(),
   error: z.string().optional(),
+  /** Which dispatch of the call is current (a report of another is stale), and the failed attempts before it. */
+  dispatch: z.number().int().nonnegative().default(0),
+  failures: z.array(z.object({ instanceId: z.string(), code: z.string(), message: z.string() })).default([]),
+  /** Times it was handed back unrun by a draining or unhealthy instance. */
+  evacuations: z.number().int().nonnegative().default(0),
 });
 export type CallRecord = z.infer<typeof CallRecordSchema>;
+
+/** A call to send elsewhere: `instanceId` once the coordinator has bound it, so a retry after a restart enqueues it there. */
+export const RedispatchSchema = z.object({
+  call: ReleasedCallSchema,
+  failedOn: z.string(),
+  bound: z.object({ instanceId: z.string(), estimateS: z.number(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) }).optional(),
+});
+export type Redispatch = z.infer<typeof RedispatchSchema>;
 
 /** One call's row stays far below a Durable Object's 2 MB row limit even with many calls per stage. */
 export const MAX_OUTPUT_CHARS = 64_000;
@@ -119,6 +136,20 @@ export class WorkflowStore {
       .toArray()
       .map((r) => CallRecordSchema.parse(JSON.parse(r.json)))
       .sort((a, b) => a.stageIndex - b.stageIndex || place(a.id) - place(b.id));
+  }
+
+  redispatches(): Redispatch[] {
+    if (!this.migrated) return [];
+    return this.sql.exec<{ json: string }>("SELECT json FROM redispatch").toArray().map((r) => RedispatchSchema.parse(JSON.parse(r.json)));
+  }
+
+  saveRedispatch(r: Redispatch): void {
+    this.ensureSchema();
+    this.sql.exec("INSERT OR REPLACE INTO redispatch (call_id, json) VALUES (?, ?)", r.call.id, JSON.stringify(r));
+  }
+
+  dropRedispatch(callId: string): void {
+    if (this.migrated) this.sql.exec("DELETE FROM redispatch WHERE call_id = ?", callId);
   }
 
   /** What the calls of one stage wrote, in call order ("" for a call that wrote nothing). */

@@ -9,6 +9,10 @@ import { err, ok, type Result } from "./result";
 import { advanceText2Sql } from "./text2sql-driver";
 import { MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
 import { traceOwed, writeTraceIfOwed } from "./workflow-trace";
+import { Failover } from "./workflow-failover";
+
+/** Default bound on a running workflow without progress (real seconds; env WORKFLOW_STALL_S overrides). */
+const DEFAULT_STALL_S = 1800;
 
 export type { CallRecord, WorkflowMeta } from "./workflow-store";
 
@@ -28,16 +32,31 @@ export interface StartInput {
 
 /**
  * One per workflow: its DAG state, stage releases (one coordinator RPC each), the calls' records,
- * and completions, recognised by call id so a repeated report changes nothing. A text2sql workflow's
- * next stage depends on what the last one wrote and on running its SQL: the alarm drives that (see
- * text2sql-driver.ts), so an instance's completion report never waits on a database.
+ * and completions, recognised by call id and dispatch number so a repeated or stale report changes
+ * nothing. A failed call is sent elsewhere (workflow-failover.ts). A text2sql workflow's next stage
+ * depends on what the last one wrote and on running its SQL: the alarm drives that (see
+ * text2sql-driver.ts), so an instance's completion report never waits on a database. The one alarm
+ * also resumes re-sends, writes the trace of an ended workflow, and is the watchdog: a workflow without
+ * progress for WORKFLOW_STALL_S fails with the reason instead of hanging.
  */
 export class WorkflowObject extends DurableObject<Env> {
   private readonly store: WorkflowStore;
+  private readonly failover: Failover;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new WorkflowStore(ctx.storage.sql);
+    this.failover = new Failover({
+      env,
+      store: this.store,
+      meta: () => this.meta(),
+      finish: (m, status, error) => this.finish(m, status, error),
+      progressed: () => {
+        const m = this.meta();
+        if (m !== undefined) this.saveMeta({ ...m, progressAtMs: Date.now() });
+      },
+      alarmAt: (ms) => this.alarmAt(ms),
+    });
   }
 
   async start(input: StartInput): Promise<Result<{ id: string; status: string }>> {
@@ -45,12 +64,13 @@ export class WorkflowObject extends DurableObject<Env> {
     if (existing !== undefined) return ok({ id: existing.state.id, status: existing.status });
     const spec = WorkflowSpecSchema.parse(input.spec);
     const meta: WorkflowMeta = {
-      state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, tenant: input.tenant, bestEffort: input.bestEffort ?? false, createdAtMs: Date.now(),
+      state: startWorkflow(input.id, spec, input.arrivalS, input.sloS), status: "queued", pool: input.pool, tenant: input.tenant, bestEffort: input.bestEffort ?? false, createdAtMs: Date.now(), progressAtMs: Date.now(),
       ...(input.requestedSloS === undefined || input.requestedSloS === input.sloS ? {} : { requestedSloS: input.requestedSloS }),
       ...(input.dag === undefined ? {} : { dag: input.dag }),
       ...(input.text2sql === undefined ? {} : { text2sql: input.text2sql }),
     };
     this.saveMeta(meta);
+    await this.alarmAt(Date.now() + this.stallMs());
     await this.releaseNext(meta);
     return ok({ id: input.id, status: meta.status });
   }
@@ -58,27 +78,29 @@ export class WorkflowObject extends DurableObject<Env> {
   async onCallDone(report: CallReport): Promise<void> {
     const meta = this.meta();
     const rec = this.store.call(report.callId);
-    if (meta === undefined || rec === undefined || rec.finishedAt !== undefined) return;
+    if (meta === undefined || rec === undefined || rec.finishedAt !== undefined || report.dispatch !== rec.dispatch) return;
     const outcome = report.outcome;
+    if (!outcome.ok) {
+      await this.failover.failed(meta, rec, report);
+      return;
+    }
+    meta.progressAtMs = Date.now();
     this.store.saveCall({
       ...rec,
       enqueuedAt: report.enqueuedAt,
       admittedAt: report.admittedAt,
       finishedAt: report.finishedAt,
       laxityS: report.laxityS,
-      ...(outcome.ok ? { completionTokens: outcome.completionTokens, output: outcome.text.slice(0, MAX_OUTPUT_CHARS) } : { error: outcome.error.message }),
+      completionTokens: outcome.completionTokens,
+      output: outcome.text.slice(0, MAX_OUTPUT_CHARS),
     });
     if (meta.status !== "running") return;
-    if (!outcome.ok) {
-      await this.finish(meta, "failed", { code: outcome.error.code, message: `call ${rec.id} on ${report.instanceId}: ${outcome.error.message}` });
-      return;
-    }
     const result = completeCall(meta.state, report.callId, report.finishedAt);
     if (meta.text2sql !== undefined && (result === "stage-done" || result === "workflow-done")) {
       // Its last known stage is not its end: the run decides what follows once the SQL has run.
       delete meta.state.finishedAt;
       this.saveMeta(meta);
-      await this.ctx.storage.setAlarm(Date.now());
+      await this.alarmAt(Date.now());
       return;
     }
     this.saveMeta(meta);
@@ -87,11 +109,20 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   /**
-   * Idempotent, from what storage says: it advances a running text2sql workflow whose stage has finished,
-   * and writes an ended workflow's trace to D1 once (see workflow-trace.ts).
+   * Idempotent, from what storage says: it fails a stalled workflow, resumes re-sends, advances a running
+   * text2sql workflow whose stage has finished, writes an ended workflow's trace to D1 once (see
+   * workflow-trace.ts), and re-arms itself while the workflow runs.
    */
   override async alarm(): Promise<void> {
-    const meta = this.meta();
+    let meta = this.meta();
+    if (meta !== undefined && (meta.status === "running" || meta.status === "queued")) {
+      const idleMs = Date.now() - (meta.progressAtMs ?? meta.createdAtMs);
+      if (idleMs >= this.stallMs()) {
+        const waiting = this.calls().filter((c) => c.finishedAt === undefined).map((c) => `${c.id} on ${c.instanceId}`);
+        await this.finish(meta, "failed", { code: "stalled", message: `no progress for ${Math.round(idleMs / 1000)} s (bound ${this.stallMs() / 1000} s); waiting on ${waiting.join(", ") || "no call"}` });
+      } else await this.failover.resume();
+    }
+    meta = this.meta();
     if (meta?.text2sql !== undefined && meta.status === "running" && meta.state.pending.length === 0) {
       await advanceText2Sql(
         { env: this.env, store: this.store, release: (m) => this.releaseNext(m), finish: (m, status, error) => this.finish(m, status, error) },
@@ -100,6 +131,19 @@ export class WorkflowObject extends DurableObject<Env> {
       );
     }
     await writeTraceIfOwed(this.env, this.ctx.storage.sql, this.meta(), () => this.calls());
+    const after = this.meta();
+    if (after !== undefined && (after.status === "running" || after.status === "queued")) await this.alarmAt((after.progressAtMs ?? after.createdAtMs) + this.stallMs());
+  }
+
+  /** The one alarm serves every timer: it is moved earlier, never later (the handler re-arms what remains). */
+  private async alarmAt(ms: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > ms) await this.ctx.storage.setAlarm(ms);
+  }
+
+  private stallMs(): number {
+    const s = Number(this.env.WORKFLOW_STALL_S);
+    return (Number.isFinite(s) && s > 0 ? s : DEFAULT_STALL_S) * 1000;
   }
 
   async cancel(tenant: string): Promise<Result<{ status: string }>> {
@@ -133,6 +177,7 @@ export class WorkflowObject extends DurableObject<Env> {
     }
     meta.state = r.state;
     meta.status = "running";
+    meta.progressAtMs = Date.now();
     // The released prompts now live with their instances; kept here, every later read and release would carry them.
     for (const c of meta.state.spec.stages[meta.state.stageIndex]?.calls ?? []) {
       delete c.prompt;
@@ -142,7 +187,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const byInstance = new Map<string, { call: (typeof r.dispatched)[number]["call"]; estimateS: number }[]>();
     for (const d of r.dispatched) {
       const c = d.call;
-      this.store.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt });
+      this.store.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt, dispatch: 0, failures: [], evacuations: 0 });
       byInstance.set(d.instanceId, [...(byInstance.get(d.instanceId) ?? []), { call: c, estimateS: d.estimateS }]);
     }
     await Promise.all([...byInstance].map(([id, items]) => this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, id)).enqueue(items, r.queuePolicy)));
@@ -169,7 +214,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.saveMeta(meta);
     // The trace goes to D1 from the alarm, so whoever ended the workflow never waits on D1.
     traceOwed(this.ctx.storage.sql);
-    await this.ctx.storage.setAlarm(Date.now());
+    await this.alarmAt(Date.now());
     if (status === "succeeded") return;
     const open = this.calls().filter((c) => c.finishedAt === undefined);
     const byInstance = new Map<string, string[]>();

@@ -110,7 +110,7 @@ describe("GpuInstanceObject", () => {
     expect(await runDurableObjectAlarm(stub)).toBe(false);
   });
 
-  it("a restarted instance puts the calls its previous self had running back in the queue and re-sends them", async () => {
+  it("a restarted instance reports the calls its previous self had running as failed attempts, through its outbox, and keeps its queue", async () => {
     const order: string[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation((_input, init) => {
       order.push(new Headers(init?.headers).get("x-hexflow-call-id") ?? "?");
@@ -126,13 +126,13 @@ describe("GpuInstanceObject", () => {
       await state.blockConcurrencyWhile(async () => {});
       const before = fresh.stats();
       const alarmAt = await state.storage.getAlarm();
-      await fresh.alarm();
-      return { before, alarmDue: alarmAt !== null && alarmAt <= Date.now(), after: fresh.stats() };
+      const outbox = state.storage.sql.exec<{ json: string }>("SELECT json FROM outbox").toArray().map((r) => JSON.parse(r.json) as { callId: string; dispatch: number; outcome: { ok: boolean; error?: { code: string } }; call?: { id: string } });
+      return { before, alarmDue: alarmAt !== null && alarmAt <= Date.now(), outbox };
     });
-    expect(afterRestart.before).toMatchObject({ queued: 2, running: 0 });
+    // The orphan is not re-sent here: it goes back to its workflow (which spends an attempt on it), whole.
+    expect(afterRestart.before).toMatchObject({ queued: 1, running: 0 });
     expect(afterRestart.alarmDue).toBe(true);
-    // Re-admitted in queue order: the orphan kept its key (deadline 10), ahead of 'waiting' (20).
-    expect(afterRestart.after).toMatchObject({ queued: 1, running: 1 });
-    expect(order).toEqual(["lost", "lost"]);
+    expect(afterRestart.outbox).toEqual([expect.objectContaining({ callId: "lost", dispatch: 0, outcome: { ok: false, error: expect.objectContaining({ code: "instance_restarted" }) }, call: expect.objectContaining({ id: "lost" }) })]);
+    expect(order).toEqual(["lost"]);
   });
 });

@@ -25,9 +25,13 @@ export function sseCompletion(promptTokens: number, completionTokens: number): R
   return new Response(body, { headers: { "content-type": "text/event-stream" } });
 }
 
+/** The coordinator's health probe (GET /health), which a fake vLLM answers 200 without counting it as a call. */
+export const isProbe = (input: RequestInfo | URL): boolean => String(input instanceof Request ? input.url : input).endsWith("/health");
+
 /** Spies on outbound fetch; every vLLM call answers at once with the hinted output length. */
 export function fakeVllm(onRequest: (url: string, body: Record<string, unknown>, headers: Headers) => void = () => {}) {
   return vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    if (isProbe(input)) return new Response(null, { status: 200 });
     const body = JSON.parse(String(init?.body ?? "{}")) as Record<string, unknown>;
     const headers = new Headers(init?.headers);
     onRequest(String(input), body, headers);

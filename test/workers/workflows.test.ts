@@ -3,7 +3,7 @@ import { reset } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CHESS_STEP_MEANS, STEP } from "../../src/core/chess";
 import { defaultCost, estimateSeconds } from "../../src/core/cost-model";
-import { admin, api, fakeVllm, sseCompletion, until } from "./helpers";
+import { admin, api, fakeVllm, isProbe, sseCompletion, until } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -120,26 +120,33 @@ describe("replay workflows through the gateway and the objects", () => {
     expect(v.error.message).toMatch(/maximum context length/);
   });
 
-  it("retries a call once when the connection to vLLM fails before any response, and fails it after a second loss", async () => {
+  it("retries a call once when the connection to vLLM fails before any response, and sends it to another instance after a second loss", async () => {
     let attempts = 0;
     let lose = new Set([1, 3]);
-    vi.spyOn(globalThis, "fetch").mockImplementation(async (_input, init) => {
+    const sent: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      if (isProbe(input)) return new Response(null);
       attempts += 1;
+      sent.push(String(input));
       if (lose.has(attempts)) throw new TypeError("Network connection lost.");
       const headers = new Headers(init?.headers);
       return sseCompletion(Number(headers.get("x-hexflow-prompt-tokens") ?? 1), Number(headers.get("x-hexflow-output-tokens") ?? 1));
     });
     const ok = (await (await submit({ kind: "replay", calls: CALLS })).json()) as { id: string };
     expect((await finished(ok.id)).status).toBe("succeeded");
-    // Four calls, two of them sent twice.
+    // Four calls, two of them sent twice by the upstream client itself.
     expect(attempts).toBe(CALLS.length + 2);
     attempts = 0;
+    sent.length = 0;
     lose = new Set([1, 2]);
-    const bad = (await (await submit({ kind: "replay", calls: CALLS })).json()) as { id: string };
-    const v = (await finished(bad.id)) as View & { error: { code: string; message: string } };
-    expect(v.status).toBe("failed");
-    expect(v.error.message).toMatch(/Network connection lost/);
-    expect(attempts).toBe(2);
+    const moved = (await (await submit({ kind: "replay", calls: CALLS })).json()) as { id: string };
+    const v = (await finished(moved.id)) as View & { stages: { calls: { failures: { instanceId: string; code: string }[] }[] }[] };
+    expect(v.status).toBe("succeeded");
+    // The first call lost both connections on one server, then ran on the other (core/call-retry).
+    const first = v.stages[0]?.calls[0];
+    expect(first?.failures).toEqual([expect.objectContaining({ code: "upstream_unreachable" })]);
+    expect(first?.instance).not.toBe(first?.failures[0]?.instanceId);
+    expect(new URL(sent[2] ?? "").port).not.toBe(new URL(sent[0] ?? "").port);
   });
 
   it("cancels: queued calls leave their instance and the pool's load", async () => {
