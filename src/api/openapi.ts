@@ -7,6 +7,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-ope
 import { z } from "zod";
 import { DagRequestSchema } from "../core/dag";
 import { DatabaseNameSchema } from "../core/database";
+import { IDEMPOTENCY_RETENTION_MS, IdempotencyKeySchema } from "../core/idempotency";
 import { LIMITS } from "../core/limits";
 import { InstanceRecordSchema, InstanceRegistrationSchema, InstanceUpdateSchema } from "../core/pool";
 import { TenantConfigUpdateSchema, TenantIdSchema } from "../core/tenant";
@@ -37,6 +38,7 @@ const ERRORS = {
 type ErrorStatus = keyof typeof ERRORS;
 
 const RetryAfter = z.object({ "Retry-After": z.string().regex(/^\d+$/).meta({ description: "Seconds to wait before retrying" }) });
+const Replayed = z.object({ "Idempotent-Replayed": z.literal("true").optional().meta({ description: "The answer is a replay of an earlier request with the same Idempotency-Key" }) });
 /** What a route that starts work means by 503: no instance, or the pool predicts a missed SLO (with Retry-After). */
 const OVERLOADED = "No active instance, or overloaded: the pool predicts the SLO would be missed (Retry-After says when to try again)";
 
@@ -139,9 +141,19 @@ function operations(): Operation[] {
 
     {
       method: "post", path: "/v1/workflows", auth: "tenant", tag: "workflows", summary: "Start a workflow (replay, dag or text2sql)",
-      headers: z.object({ prefer: z.string().optional().meta({ description: "`wait=N`: hold the answer up to N s (at most 60) for the workflow to end; then 200 with its view" }) }),
+      headers: z.object({
+        prefer: z.string().optional().meta({ description: "`wait=N`: hold the answer up to N s (at most 60) for the workflow to end; then 200 with its view" }),
+        "idempotency-key": IdempotencyKeySchema.optional().meta({
+          description: `Per tenant, kept ${IDEMPOTENCY_RETENTION_MS / 3_600_000} h: a repeat of the same request (byte-identical body) answers the first one's workflow with \`Idempotent-Replayed: true\` and starts nothing; a refused request frees the key`,
+        }),
+      }),
       body: workflowRequest, status: 202, response: R.WorkflowAcceptedSchema, errors: [400, 404], starts: true,
-      extraResponses: { "200": { description: "Ended within `Prefer: wait=N`", content: json(view) } },
+      extraResponses: {
+        "200": { description: "Ended within `Prefer: wait=N`", content: json(view) },
+        "202": { description: SUCCESS[202], content: json(R.WorkflowAcceptedSchema), headers: Replayed },
+        "409": { description: "`idempotency_in_progress`: a request with this Idempotency-Key is still starting its workflow", content: json(ERROR_BODY), headers: RetryAfter },
+        "422": { description: "`idempotency_key_reused`: this Idempotency-Key was used with a different request body", content: json(ERROR_BODY) },
+      },
     },
     { method: "get", path: "/v1/workflows/{id}", auth: "tenant", tag: "workflows", summary: "A workflow's status, stages, calls and answer", params: workflowId, response: view, errors: [404] },
     { method: "delete", path: "/v1/workflows/{id}", auth: "tenant", tag: "workflows", summary: "Cancel a workflow", params: workflowId, response: R.WorkflowCancelledSchema, errors: [404, 409] },

@@ -1,11 +1,14 @@
 import { Hono, type Context } from "hono";
+import { IdempotencyKeySchema } from "../core/idempotency";
+import { ownSloS } from "../objects/workflow-store";
 import { errorBody } from "./errors";
 import type { TenantEnv } from "./auth";
+import { issueMessage } from "./json-body";
 import { failure } from "./results";
 import { WorkflowIdSchema } from "./schemas";
 import type { StartInput } from "../objects/workflow";
 import { startForTenant } from "./start-workflow";
-import { parseWorkflowRequest, text2sqlStart } from "./workflow-request";
+import { parseWorkflowRequest, text2sqlStart, type WorkflowRequest } from "./workflow-request";
 import { newWorkflowId } from "./workflow-ids";
 import { workflowView } from "./workflow-view";
 
@@ -20,6 +23,19 @@ function preferredWaitS(header: string | undefined): number {
 
 const ENDED = new Set(["succeeded", "failed", "cancelled"]);
 
+/** Part of what an Idempotency-Key's fingerprint covers, so a key reused on another route would not match. */
+const ROUTE = "POST /v1/workflows";
+
+/** SHA-256 of the route and the raw body bytes: a replay must be byte-for-byte the same request. */
+export async function requestFingerprint(body: ArrayBuffer): Promise<string> {
+  const route = new TextEncoder().encode(`${ROUTE}\n`);
+  const bytes = new Uint8Array(route.byteLength + body.byteLength);
+  bytes.set(route);
+  bytes.set(new Uint8Array(body), route.byteLength);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /**
  * Whether the id is one of the caller's workflows, from its tenant's index: a made-up id or another tenant's
  * answers exactly as a missing one, and never touches (so never creates) a WorkflowObject.
@@ -28,43 +44,109 @@ async function owned(c: Context<TenantEnv>, id: string): Promise<boolean> {
   return WorkflowIdSchema.safeParse(id).success && (await c.env.TENANT.getByName(c.get("tenant").id).owns(id));
 }
 
+type Accepted = { status: string; sloS: number; bestEffort: boolean };
+
+/** Starts the request as workflow `id`, or says why not (the refusal has undone what it took). */
+async function start(c: Context<TenantEnv>, body: WorkflowRequest, id: string): Promise<({ ok: true } & Accepted) | { ok: false; response: Response }> {
+  const tenant = c.get("tenant");
+  let what: Pick<StartInput, "spec" | "dag" | "text2sql">;
+  if (body.kind === "text2sql") {
+    const db = await c.env.CATALOG.getByName(tenant.id).get(body.request.database);
+    if (!db.ok) return { ok: false, response: c.json(errorBody("not_found", `no database named "${body.request.database}"`), 404) };
+    what = text2sqlStart(body.request, db.value.schema, tenant.id);
+  } else {
+    what = { spec: body.spec, ...(body.dag === undefined ? {} : { dag: body.dag }) };
+  }
+  const clock = await c.env.COORDINATOR.getByName(body.pool).clock();
+  if (clock.baseSloS === null) return { ok: false, response: c.json(errorBody("no_instance", `pool "${body.pool}" has no active instance`), 503) };
+  const ask = { sloS: body.sloMs === undefined ? undefined : body.sloMs / 1000, scale: body.sloScale };
+  return startForTenant(c, { id, pool: body.pool, nowS: clock.nowS, baseS: clock.baseSloS, ask, what }, (status, code, message) => c.json(errorBody(code, message), status));
+}
+
+/** The answer to a started workflow: 202, or its view if it ends within `Prefer: wait=N`. */
+async function accepted(c: Context<TenantEnv>, id: string, r: Accepted): Promise<Response> {
+  const waitS = preferredWaitS(c.req.header("prefer"));
+  // The workflow runs whether or not anyone waits; waiting only decides which answer this request gets.
+  for (const end = Date.now() + waitS * 1000; Date.now() < end; ) {
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+    const v = await c.env.WORKFLOW.getByName(id).view(c.get("tenant").id);
+    if (v.ok && ENDED.has(v.value.meta.status)) {
+      c.header("preference-applied", `wait=${waitS}`);
+      return c.json(workflowView(v.value.meta, v.value.calls), 200);
+    }
+  }
+  return c.json({ id, status: r.status, sloMs: Math.round(r.sloS * 1000), bestEffort: r.bestEffort, links: { self: `/v1/workflows/${id}` } }, 202);
+}
+
+/** What the key's first request answered, with the workflow's status now; nothing is started or counted again. */
+async function replayed(c: Context<TenantEnv>, id: string): Promise<Response> {
+  const v = await c.env.WORKFLOW.getByName(id).view(c.get("tenant").id);
+  if (!v.ok) return failure(c, v.error);
+  c.header("idempotent-replayed", "true");
+  const { meta } = v.value;
+  return accepted(c, id, { status: meta.status, sloS: ownSloS(meta), bestEffort: meta.bestEffort });
+}
+
+/**
+ * A start under an Idempotency-Key (src/core/idempotency.ts): the key is claimed in the tenant's object before
+ * anything is taken. A refusal frees it; an exception leaves it pending, since the start may have got through,
+ * and a retry takes it over once it is stale.
+ */
+async function startOnce(c: Context<TenantEnv>, body: WorkflowRequest, key: string, bytes: ArrayBuffer): Promise<Response> {
+  const tenant = c.get("tenant");
+  const keys = c.env.TENANT.getByName(tenant.id);
+  const claim = await keys.claimIdempotency(key, await requestFingerprint(bytes), newWorkflowId());
+  switch (claim.kind) {
+    case "mismatch":
+      return c.json(errorBody("idempotency_key_reused", "this Idempotency-Key was used with a different request body"), 422);
+    case "in_progress":
+      c.header("retry-after", String(claim.retryAfterS));
+      return c.json(errorBody("idempotency_in_progress", "a request with this Idempotency-Key is still starting its workflow; retry after Retry-After seconds"), 409);
+    case "replay":
+      return replayed(c, claim.workflowId);
+    case "takeover": {
+      // The stalled request may have got as far as starting the workflow: then it only missed saying so.
+      const existing = await c.env.WORKFLOW.getByName(claim.workflowId).view(tenant.id);
+      if (existing.ok) {
+        await keys.idempotencyStarted(key, claim.workflowId);
+        return replayed(c, claim.workflowId);
+      }
+      // Or as far as the pool's admission, whose reservation (kept by id) would count this workflow twice in
+      // the decision below. The quota slot needs nothing: acquire is idempotent per workflow id.
+      await c.env.COORDINATOR.getByName(body.pool).workflowEnded(claim.workflowId, null);
+      break;
+    }
+    case "fresh":
+      break;
+  }
+  const id = claim.workflowId;
+  const r = await start(c, body, id);
+  if (!r.ok) {
+    await keys.releaseIdempotency(key, id);
+    return r.response;
+  }
+  await keys.idempotencyStarted(key, id);
+  return accepted(c, id, r);
+}
+
 export const workflows = new Hono<TenantEnv>()
   .post("/", async (c) => {
-    const tenant = c.get("tenant");
+    const keyHeader = c.req.header("idempotency-key");
+    const key = keyHeader === undefined ? undefined : IdempotencyKeySchema.safeParse(keyHeader);
+    if (key?.success === false) return c.json(errorBody("invalid_request", issueMessage(key.error)), 400);
+    const bytes = await c.req.arrayBuffer();
     let raw: unknown;
     try {
-      raw = await c.req.json();
+      raw = JSON.parse(new TextDecoder().decode(bytes));
     } catch {
       return c.json(errorBody("invalid_request", "the body is not valid JSON"), 400);
     }
     const parsed = parseWorkflowRequest(raw);
     if (!parsed.ok) return c.json(errorBody("invalid_request", parsed.message), 400);
-    const body = parsed.value;
-    let what: Pick<StartInput, "spec" | "dag" | "text2sql">;
-    if (body.kind === "text2sql") {
-      const db = await c.env.CATALOG.getByName(tenant.id).get(body.request.database);
-      if (!db.ok) return c.json(errorBody("not_found", `no database named "${body.request.database}"`), 404);
-      what = text2sqlStart(body.request, db.value.schema, tenant.id);
-    } else {
-      what = { spec: body.spec, ...(body.dag === undefined ? {} : { dag: body.dag }) };
-    }
-    const clock = await c.env.COORDINATOR.getByName(body.pool).clock();
-    if (clock.baseSloS === null) return c.json(errorBody("no_instance", `pool "${body.pool}" has no active instance`), 503);
+    if (key !== undefined) return startOnce(c, parsed.value, key.data, bytes);
     const id = newWorkflowId();
-    const ask = { sloS: body.sloMs === undefined ? undefined : body.sloMs / 1000, scale: body.sloScale };
-    const r = await startForTenant(c, { id, pool: body.pool, nowS: clock.nowS, baseS: clock.baseSloS, ask, what }, (status, code, message) => c.json(errorBody(code, message), status));
-    if (!r.ok) return r.response;
-    const waitS = preferredWaitS(c.req.header("prefer"));
-    // The workflow runs whether or not anyone waits; waiting only decides which answer this request gets.
-    for (const end = Date.now() + waitS * 1000; Date.now() < end; ) {
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-      const v = await c.env.WORKFLOW.getByName(id).view(tenant.id);
-      if (v.ok && ENDED.has(v.value.meta.status)) {
-        c.header("preference-applied", `wait=${waitS}`);
-        return c.json(workflowView(v.value.meta, v.value.calls), 200);
-      }
-    }
-    return c.json({ id, status: r.status, sloMs: Math.round(r.sloS * 1000), bestEffort: r.bestEffort, links: { self: `/v1/workflows/${id}` } }, 202);
+    const r = await start(c, parsed.value, id);
+    return r.ok ? accepted(c, id, r) : r.response;
   })
   .get("/:id", async (c) => {
     const id = c.req.param("id");

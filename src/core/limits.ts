@@ -75,6 +75,10 @@ export const LIMITS = deepFreeze({
     /** `X-SLO-Ms`: the same cap as a workflow's sloMs. */
     maxSloMs: MAX_SLO_MS,
   },
+  /** `Idempotency-Key` on `POST /v1/workflows`: room for a UUID or a client's own composite key, not a document. */
+  idempotency: {
+    maxKeyChars: 255,
+  },
   /** `POST /v1/databases`: what one registration stores and every Text-to-SQL prompt over it carries. */
   databases: {
     maxTables: 500,

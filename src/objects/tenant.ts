@@ -1,7 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { admitStart, refill, refund, type Bucket, type QuotaDecision } from "../core/quota";
+import { IdempotencyKeySchema, type IdempotencyClaim } from "../core/idempotency";
 import { TenantQuotaSchema, type TenantQuota } from "../core/tenant";
+import { IDEMPOTENCY_MIGRATION, IdempotencyStore } from "./idempotency-store";
 import { migrate, parseJson } from "./sqlite";
 
 const MIGRATIONS = [
@@ -9,6 +11,7 @@ const MIGRATIONS = [
    CREATE TABLE state (key TEXT PRIMARY KEY, json TEXT NOT NULL);
    CREATE TABLE workflows (workflow_id TEXT PRIMARY KEY, created_ms INTEGER NOT NULL);
    CREATE INDEX workflows_created ON workflows (created_ms)`,
+  IDEMPOTENCY_MIGRATION,
 ];
 
 const BucketSchema = z.object({ tokens: z.number(), atMs: z.number() });
@@ -32,12 +35,29 @@ export interface TenantUsage {
  * and a concurrency slot named by the workflow id, so a repeated acquire or release (a retried request, a
  * re-run alarm) counts once. The quota comes with each call from the tenant's record, so a changed quota
  * applies at the next start. The index answers "is this id one of ours?" before any WorkflowObject is touched:
- * another tenant's id and a made-up one never reach (or create) an object.
+ * another tenant's id and a made-up one never reach (or create) an object. It also keeps the tenant's
+ * Idempotency-Keys (src/objects/idempotency-store.ts): one object per tenant makes a claim atomic.
  */
 export class TenantObject extends DurableObject<Env> {
+  private readonly idempotency: IdempotencyStore;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => migrate(ctx.storage.sql, MIGRATIONS));
+    this.idempotency = new IdempotencyStore(ctx.storage.sql);
+  }
+
+  /** Claims `key` for a start of `newWorkflowId`, or says what the key already stands for. */
+  claimIdempotency(key: string, bodySha256: string, newWorkflowId: string): IdempotencyClaim {
+    return this.idempotency.claim(IdempotencyKeySchema.parse(key), bodySha256, newWorkflowId, Date.now());
+  }
+
+  idempotencyStarted(key: string, workflowId: string): { updated: boolean } {
+    return this.idempotency.started(key, workflowId, Date.now());
+  }
+
+  releaseIdempotency(key: string, workflowId: string): { released: boolean } {
+    return this.idempotency.release(key, workflowId);
   }
 
   acquire(workflowId: string, quotaInput: TenantQuota): QuotaDecision {

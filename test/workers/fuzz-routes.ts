@@ -105,6 +105,9 @@ const badOpenAiHeaders = fc.oneof(
   fc.record({ "x-slo-ms": fc.oneof(fc.constantFrom("0", "-1", "1.5", "abc", "1e3", "86400001", "NaN", "Infinity", "9".repeat(400)), badName.map((s) => `${s.replace(/[^\x20-\x7e]/g, "?")}!`)) }),
   fc.record({ "x-hexflow-pool": fc.oneof(fc.constantFrom("UPPER", "../default", "default!", "a b", "-x"), fc.constant("p".repeat(64))) }),
 );
+/** A valid start under a malformed Idempotency-Key. Inner whitespace only: a runtime trims it at the ends. */
+const badIdempotencyKey = fc.record({ "idempotency-key": fc.constantFrom("a b", "a\tb", "a\u007fb", "k".repeat(256), '"quoted key"', "x,y z") });
+const validReplay = fc.constant(JSON.stringify({ kind: "replay", calls: [{ step: "retriever", inputTokens: 10, outputTokens: 5 }], pool: "default" }));
 const openaiRoute = (broken: fc.Arbitrary<string>, valid: fc.Arbitrary<Record<string, unknown>>): RouteFuzz => ({
   payload: fc.oneof(
     { weight: 3, arbitrary: fc.record({ body: invalidBody(broken), headers: fc.oneof(fc.constant({}), badOpenAiHeaders) }) },
@@ -135,7 +138,13 @@ export function routeFuzz(t: FuzzTarget): Record<string, RouteFuzz> {
   return {
     "GET /health": { reads: true },
     "GET /openapi.json": { reads: true },
-    "POST /v1/workflows": { payload: body(fc.oneof({ weight: 4, arbitrary: invalidBody(fc.oneof(replay, text2sql, dag)) }, { weight: 1, arbitrary: text2sqlMissing })) },
+    "POST /v1/workflows": {
+      payload: fc.oneof(
+        { weight: 4, arbitrary: body(invalidBody(fc.oneof(replay, text2sql, dag))) },
+        { weight: 1, arbitrary: body(text2sqlMissing) },
+        { weight: 1, arbitrary: fc.record({ body: validReplay, headers: badIdempotencyKey }) },
+      ),
+    },
     "GET /v1/workflows/:id": { params: { id: anyId }, reads: true },
     "DELETE /v1/workflows/:id": { params: { id: anyId } },
     "POST /v1/databases": {

@@ -226,6 +226,9 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     expect(await rejected.json()).toMatchObject({ error: { code: "upstream_rejected", message: "vLLM says no (400)", type: "invalid_request_error" } });
     expect((await workflowOf(rejected)).status).toBe("failed");
     vi.restoreAllMocks();
+    // Every server answering 500 soon counts as unhealthy, and then the answer is 503 (no instance): the
+    // mapping of the upstream's status is what is tested here (instance-health.test.ts tests health).
+    expect((await admin("/pools/default/policy", "PUT", { health: { unhealthyAfter: 100 } })).status).toBe(200);
     streamingVllm({ status: 500 });
     for (const stream of [false, true]) {
       const res = await post("/v1/completions", { prompt: "x", max_tokens: 4, stream });
