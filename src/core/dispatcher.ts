@@ -36,18 +36,20 @@ export class Dispatcher {
   }
 
   /**
-   * Filter (instances that can hold the call, under their cap), score and pick, as the policy says.
+   * Filter (instances that can hold the call, under their cap if any is), score and pick, as the policy says.
    * `avoid`: the instance a retried call just failed on, passed over unless it is the only one left.
    */
   assign(call: ReleasedCall, now: number, avoid?: string): Assignment {
     const need = call.inputTokens + call.expectedOutputTokens;
-    const fits = this.instances.filter((info) => {
-      if (info.maxTokens !== undefined && need > info.maxTokens) return false;
+    const holds = this.instances.filter((info) => info.maxTokens === undefined || need <= info.maxTokens);
+    const underCap = holds.filter((info) => {
       const cap = this.caps.get(info.id);
       if (cap === undefined) return true;
       const { queued, running } = this.loads.counts(info.id);
       return queued + running < cap;
     });
+    // A cap steers work away from an instance on probation; when nothing else can take the call it still goes there.
+    const fits = underCap.length > 0 ? underCap : holds;
     const preferred = fits.length > 1 && avoid !== undefined ? fits.filter((info) => info.id !== avoid) : fits;
     const candidates: Candidate[] = preferred.map((info) => ({ info, order: this.order.get(info.id) ?? 0, load: this.loads.load(info.id, now), estimate: this.estimator.onInstance(info, call) }));
     if (candidates.length === 0) {

@@ -12,7 +12,7 @@ export interface DispatchedCall {
 
 export type ReleaseResult =
   | { ok: true; state: WorkflowState; dispatched: DispatchedCall[] }
-  | { ok: false; error: { code: "no_instance" | "nothing_to_release"; message: string } };
+  | { ok: false; error: { code: "no_instance" | "no_healthy_instance" | "nothing_to_release"; message: string } };
 
 /** Dispatch health (core/instance-health): who is out, and the caps of those in probation. */
 export interface DispatchHealth {
@@ -52,13 +52,14 @@ export class PoolScheduler {
     return this.instances.filter((i) => i.state === "active" && !this.health.excluded.has(i.id));
   }
 
-  private noInstance(): { code: "no_instance"; message: string } {
+  /** `no_healthy_instance` is passing (a workflow waits for a server to come back); `no_instance` is not. */
+  private noInstance(): { code: "no_instance" | "no_healthy_instance"; message: string } {
     const active = this.instances.filter((i) => i.state === "active").length;
-    return { code: "no_instance", message: active === 0 ? "the pool has no active instance" : `none of the pool's ${active} active instances is healthy` };
+    return active === 0 ? { code: "no_instance", message: "the pool has no active instance" } : { code: "no_healthy_instance", message: `none of the pool's ${active} active instances is healthy` };
   }
 
   /** Binds one call again (its instance failed, drained or turned unhealthy), preferring another instance. */
-  redispatch(call: ReleasedCall, now: number, failedOn: string): { ok: true; dispatched: DispatchedCall } | { ok: false; error: { code: "no_instance"; message: string } } {
+  redispatch(call: ReleasedCall, now: number, failedOn: string): { ok: true; dispatched: DispatchedCall } | { ok: false; error: { code: "no_instance" | "no_healthy_instance"; message: string } } {
     if (this.activeCount === 0) return { ok: false, error: this.noInstance() };
     const a = this.dispatcher.assign(call, now, failedOn);
     return a.ok ? { ok: true, dispatched: { call, instanceId: a.instanceId, estimateS: a.estimateS } } : a;

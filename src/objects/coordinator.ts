@@ -23,7 +23,7 @@ export { PolicyUpdateSchema, type PoolView, type TuningContext } from "./pool-se
 
 const ServicesSchema = z.array(ServiceObservationSchema);
 
-export type RedispatchResult = { ok: true; instanceId: string; estimateS: number; queuePolicy: QueueName } | { ok: false; error: { code: "no_instance"; message: string } };
+export type RedispatchResult = { ok: true; instanceId: string; estimateS: number; queuePolicy: QueueName } | { ok: false; error: { code: "no_instance" | "no_healthy_instance"; message: string } };
 
 /**
  * One per GPU pool: the instance registry, outstanding load, the pool's policy and α (versioned),

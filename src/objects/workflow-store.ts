@@ -40,6 +40,8 @@ const MetaSchema = z.object({
   /** The SLO the client asked for, when the workflow is scheduled with a looser one (best-effort). */
   requestedSloS: z.number().optional(),
   createdAtMs: z.number(),
+  /** Why the next stage is not released yet (no healthy instance): the alarm tries again. */
+  waiting: z.string().optional(),
   /** Real milliseconds of the last progress (a stage released, a call ended or re-sent): the watchdog's reference. */
   progressAtMs: z.number().optional(),
   /** A custom DAG workflow's request (stored as sent; validateDag rebuilds its plan). */

@@ -9,7 +9,7 @@ import { err, ok, type Result } from "./result";
 import { advanceText2Sql } from "./text2sql-driver";
 import { MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
 import { traceOwed, writeTraceIfOwed } from "./workflow-trace";
-import { Failover } from "./workflow-failover";
+import { Failover, REDISPATCH_RETRY_MS } from "./workflow-failover";
 
 /** Default bound on a running workflow without progress (real seconds; env WORKFLOW_STALL_S overrides). */
 const DEFAULT_STALL_S = 1800;
@@ -119,8 +119,10 @@ export class WorkflowObject extends DurableObject<Env> {
       const idleMs = Date.now() - (meta.progressAtMs ?? meta.createdAtMs);
       if (idleMs >= this.stallMs()) {
         const waiting = this.calls().filter((c) => c.finishedAt === undefined).map((c) => `${c.id} on ${c.instanceId}`);
-        await this.finish(meta, "failed", { code: "stalled", message: `no progress for ${Math.round(idleMs / 1000)} s (bound ${this.stallMs() / 1000} s); waiting on ${waiting.join(", ") || "no call"}` });
-      } else await this.failover.resume();
+        const on = meta.waiting ?? (waiting.join(", ") || "no call");
+        await this.finish(meta, "failed", { code: "stalled", message: `no progress for ${Math.round(idleMs / 1000)} s (bound ${this.stallMs() / 1000} s); waiting on ${on}` });
+      } else if (meta.waiting !== undefined) await this.releaseNext(meta);
+      else await this.failover.resume();
     }
     meta = this.meta();
     if (meta?.text2sql !== undefined && meta.status === "running" && meta.state.pending.length === 0) {
@@ -171,10 +173,17 @@ export class WorkflowObject extends DurableObject<Env> {
       if (r.ok) await Promise.all(r.dispatched.map((d) => coordinator.callsChanged(d.instanceId, [], [d.call.id])));
       return;
     }
+    if (!r.ok && r.error.code === "no_healthy_instance") {
+      // Every server is down for now: the stage waits (the alarm retries) rather than fail, up to the watchdog's bound.
+      this.saveMeta({ ...meta, waiting: r.error.message });
+      await this.alarmAt(Date.now() + REDISPATCH_RETRY_MS);
+      return;
+    }
     if (!r.ok) {
       await this.finish(meta, "failed", r.error);
       return;
     }
+    delete meta.waiting;
     meta.state = r.state;
     meta.status = "running";
     meta.progressAtMs = Date.now();

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { classifyFailure, MAX_CALL_ATTEMPTS } from "../../src/core/call-retry";
+import { getPolicy } from "../../src/core/policies";
+import { InstanceRegistrationSchema, toRecord } from "../../src/core/pool";
+import { PoolScheduler } from "../../src/core/pool-scheduler";
+import type { WorkflowSpec } from "../../src/core/workflow";
+import { startWorkflow } from "../../src/core/workflow-run";
 import { dispatchRule, HEALTH_DEFAULTS, newHealth, observeHealth, type HealthEvidence, type InstanceHealth } from "../../src/core/instance-health";
 
 const ok = (source: "probe" | "call"): HealthEvidence => ({ source, ok: true });
@@ -59,5 +64,46 @@ describe("call retry classification", () => {
     for (const status of [400, 401, 404, 413, 422]) expect(classifyFailure({ code: "upstream_error", status, message: "" })).toBe("fatal");
     expect(classifyFailure({ code: "evacuated", message: "" })).toBe("evacuated");
     expect(classifyFailure({ code: "cancelled", message: "" })).toBe("fatal");
+  });
+});
+
+describe("dispatch under health", () => {
+  const record = (id: string, gpu: "A100" | "L40S") => toRecord(InstanceRegistrationSchema.parse({ id, url: `http://${id}.test`, gpu }), 0);
+  const fanOut: WorkflowSpec = { kind: "test", template: ["b"], stages: [{ step: "b", calls: Array.from({ length: 6 }, () => ({ step: "b", inputTokens: 500, outputTokens: 50 })) }] };
+  const policy = getPolicy("hexgen");
+  if (policy === undefined) throw new Error("hexgen policy missing");
+  const release = (s: PoolScheduler) => {
+    const r = s.releaseStage(startWorkflow("w", fanOut, 0, 1000), 0);
+    if (!r.ok) throw new Error(r.error.message);
+    return r.dispatched.map((d) => d.instanceId);
+  };
+
+  it("never sends an excluded instance a call, and caps one in probation while another can take the work", () => {
+    const pool = [record("a", "A100"), record("b", "L40S")];
+    expect(release(new PoolScheduler(pool, policy, 0.7, 1, { excluded: new Set(["a"]), caps: new Map() }))).toEqual(Array(6).fill("b"));
+    const capped = release(new PoolScheduler(pool, policy, 0.7, 1, { excluded: new Set(), caps: new Map([["a", 2]]) }));
+    expect(capped.filter((id) => id === "a").length).toBeLessThanOrEqual(2);
+    expect(capped).toHaveLength(6);
+  });
+
+  it("a cap is a preference: with nothing else, the capped instance takes the whole stage rather than failing it", () => {
+    const pool = [record("a", "A100"), record("b", "L40S")];
+    expect(release(new PoolScheduler(pool, policy, 0.7, 1, { excluded: new Set(["b"]), caps: new Map([["a", 2]]) }))).toEqual(Array(6).fill("a"));
+  });
+
+  it("with every active instance excluded the release waits (no_healthy_instance), unlike an empty pool", () => {
+    const s = new PoolScheduler([record("a", "A100")], policy, 0.7, 1, { excluded: new Set(["a"]), caps: new Map() });
+    const r = s.releaseStage(startWorkflow("w", fanOut, 0, 1000), 0);
+    expect(r.ok ? "ok" : r.error.code).toBe("no_healthy_instance");
+  });
+
+  it("a re-sent call avoids the instance it failed on unless it is the only one", () => {
+    const call = { id: "w:0:0", workflowId: "w", stageIndex: 0, step: "b", inputTokens: 500, outputTokens: 50, expectedOutputTokens: 50, releasedAt: 0, budgetS: 10, deadlineS: 10 };
+    for (const failedOn of ["a", "b"]) {
+      const r = new PoolScheduler([record("a", "A100"), record("b", "L40S")], policy, 0.7, 1).redispatch(call, 0, failedOn);
+      expect(r.ok && r.dispatched.instanceId).toBe(failedOn === "a" ? "b" : "a");
+    }
+    const alone = new PoolScheduler([record("a", "A100")], policy, 0.7, 1).redispatch(call, 0, "a");
+    expect(alone.ok && alone.dispatched.instanceId).toBe("a");
   });
 });

@@ -85,6 +85,25 @@ describe("instance health", () => {
     expect(await statusOf("a100-0")).toBe("healthy");
   });
 
+  it("with every server down a workflow waits (queued) instead of failing, and runs once one comes back", async () => {
+    const up = upstream();
+    up.state.health["9001"] = false;
+    up.state.health["9002"] = false;
+    for (let i = 0; i < HEALTH_DEFAULTS.unhealthyAfter; i++) await runDurableObjectAlarm(coordinator());
+    expect((await pool()).instances.map((i) => i.health.status)).toEqual(["unhealthy", "unhealthy"]);
+    const id = await submit();
+    const stub = env.WORKFLOW.getByName(id);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(((await (await api(`/v1/workflows/${id}`)).json()) as View).status).toBe("queued");
+    up.state.health["9002"] = true;
+    await runDurableObjectAlarm(coordinator());
+    expect(await statusOf("l40s-1")).toBe("probation");
+    await runDurableObjectAlarm(stub);
+    const v = await ended(id);
+    expect(v, JSON.stringify(v)).toMatchObject({ status: "succeeded" });
+    expect(v.stages.flatMap((s) => s.calls).every((c) => c.instance === "l40s-1")).toBe(true);
+  });
+
   it("counts failed calls: consecutive connection failures make the instance unhealthy, and its calls ran elsewhere", async () => {
     const up = upstream();
     up.state.calls["9001"] = "refused";
