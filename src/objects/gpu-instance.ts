@@ -1,48 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
-import { z } from "zod";
 import { canAdmit, kvClaim, type AdmissionLoad } from "../core/admission";
 import { InstanceQueue, type QueuedCall } from "../core/instance-queue";
-import { InstanceRecordSchema, type InstanceRecord } from "../core/pool";
+import type { InstanceRecord } from "../core/pool";
 import { QUEUE_POLICIES, type QueueName } from "../core/policies";
-import { ReleasedCallSchema, type ReleasedCall } from "../core/workflow-run";
+import type { ReleasedCall } from "../core/workflow-run";
 import { streamCompletion, upstreamRequest, type UpstreamResult } from "../upstream/vllm-client";
 import { classifyFailure } from "../core/call-retry";
+import { admissions, logAdmission, type Admission } from "./admission-log";
 import { CallStreams } from "./call-streams";
 import { LoadReporter } from "./load-report";
-import { OUTBOX_MIGRATION, ReportOutbox, type CallReport } from "./report-outbox";
+import { ReportOutbox, type CallReport } from "./report-outbox";
+import { ConfigSchema, MIGRATIONS, QueuedSchema, RunningSchema, type Config, type OutstandingCall, type Running } from "./gpu-instance-store";
 import { migrate } from "./sqlite";
 
 export type { CallReport } from "./report-outbox";
+export type { OutstandingCall } from "./gpu-instance-store";
 
-const MIGRATIONS = [
-  `CREATE TABLE config (key TEXT PRIMARY KEY, json TEXT NOT NULL);
-   CREATE TABLE queue (call_id TEXT PRIMARY KEY, json TEXT NOT NULL);
-   CREATE TABLE running (call_id TEXT PRIMARY KEY, json TEXT NOT NULL);
-   CREATE TABLE admissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT NOT NULL, admitted_at REAL NOT NULL, laxity REAL NOT NULL, key REAL NOT NULL)`,
-  // v2: when each admitted call had reached the queue, so overtaking can be read from the log.
-  `ALTER TABLE admissions ADD COLUMN enqueued_at REAL NOT NULL DEFAULT 0`,
-  // v3: reports not yet delivered to their workflows (report-outbox.ts).
-  OUTBOX_MIGRATION,
-];
-
-// serving: the coordinator's word on the server's health; absent in configs stored before it existed.
-const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]), serving: z.boolean().default(true) });
-type Config = z.infer<typeof ConfigSchema>;
-const QueuedSchema = z.object({ call: ReleasedCallSchema, estimateS: z.number(), enqueuedAt: z.number(), key: z.number(), seq: z.number() });
-// concurrency: sequences running at admission, this one included (calibration's batching term); absent in rows stored before it existed.
-const RunningSchema = QueuedSchema.extend({ admittedAt: z.number(), admittedAtMs: z.number(), laxityS: z.number(), concurrency: z.number().int().min(1).optional() });
-type Running = z.infer<typeof RunningSchema>;
-
-/** A call the instance holds (queued or running), for a coordinator rebuilding its load after a restart. */
-export interface OutstandingCall {
-  callId: string;
-  estimateS: number;
-  /** Pool-clock admission time; null while queued. */
-  startedAt: number | null;
-}
-
-/** The admission log keeps the most recent entries only. */
-const ADMISSION_LOG_ROWS = 10_000;
 /** The watchdog alarm's period while the instance holds work (real time). */
 const WATCHDOG_MS = 5_000;
 
@@ -141,12 +114,8 @@ export class GpuInstanceObject extends DurableObject<Env> {
     return this.streams.subscribe(callId, this.queue.has(callId) || this.running.has(callId));
   }
 
-  stats(): { queued: number; running: number; queuePolicy: string; admissions: { callId: string; enqueuedAt: number; admittedAt: number; laxityS: number; key: number }[] } {
-    const admissions = this.ctx.storage.sql
-      .exec<{ call_id: string; enqueued_at: number; admitted_at: number; laxity: number; key: number }>("SELECT call_id, enqueued_at, admitted_at, laxity, key FROM admissions ORDER BY seq")
-      .toArray()
-      .map((r) => ({ callId: r.call_id, enqueuedAt: r.enqueued_at, admittedAt: r.admitted_at, laxityS: r.laxity, key: r.key }));
-    return { queued: this.queue.size, running: this.running.size, queuePolicy: this.queue.policy.name, admissions };
+  stats(): { queued: number; running: number; queuePolicy: string; admissions: Admission[] } {
+    return { queued: this.queue.size, running: this.running.size, queuePolicy: this.queue.policy.name, admissions: admissions(this.ctx.storage.sql) };
   }
 
   outstanding(): OutstandingCall[] {
@@ -222,8 +191,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
     sql.exec("INSERT OR REPLACE INTO running (call_id, json) VALUES (?, ?)", q.call.id, JSON.stringify(run));
-    sql.exec("INSERT INTO admissions (call_id, enqueued_at, admitted_at, laxity, key) VALUES (?, ?, ?, ?, ?)", q.call.id, q.enqueuedAt, now, run.laxityS, q.key);
-    sql.exec("DELETE FROM admissions WHERE seq <= (SELECT MAX(seq) FROM admissions) - ?", ADMISSION_LOG_ROWS);
+    logAdmission(sql, { callId: q.call.id, enqueuedAt: q.enqueuedAt, admittedAt: now, laxityS: run.laxityS, key: q.key });
     this.loadReport.started(q.call.id, now);
     this.ctx.waitUntil(this.forward(run, cfg));
   }
