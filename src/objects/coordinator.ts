@@ -11,6 +11,7 @@ import { err, ok, type Result } from "./result";
 import { PoolDispatch } from "./pool-dispatch";
 import { instanceObjectName } from "./names";
 import { migrate } from "./sqlite";
+import { rearmStoredAlarm } from "./alarm";
 import { InstanceRegistry } from "./instance-registry";
 import { PoolHealth } from "./pool-health";
 import { HealthMonitor } from "./health-monitor";
@@ -51,7 +52,7 @@ export class CoordinatorObject extends DurableObject<Env> {
       await Promise.all(
         this.records().map(async (r) => this.dispatch.restore(r.id, await this.env.GPU_INSTANCE.getByName(instanceObjectName(pool, r.id)).outstanding())),
       );
-      await this.armProbes();
+      if (this.records().length > 0) await rearmStoredAlarm(ctx.storage, Date.now() + this.monitor.config.probeIntervalMs);
     });
   }
 

@@ -12,6 +12,7 @@ import { LoadReporter } from "./load-report";
 import { ReportOutbox, type CallReport } from "./report-outbox";
 import { ConfigSchema, MIGRATIONS, QueuedSchema, RunningSchema, type Config, type OutstandingCall, type Running } from "./gpu-instance-store";
 import { migrate } from "./sqlite";
+import { rearmStoredAlarm } from "./alarm";
 
 export type { CallReport } from "./report-outbox";
 export type { OutstandingCall } from "./gpu-instance-store";
@@ -55,7 +56,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
       const orphans = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray().map((r) => RunningSchema.parse(JSON.parse(r.json)));
       ctx.storage.sql.exec("DELETE FROM running");
       for (const run of orphans) this.outbox.put(this.ended(run, { ok: false, error: { code: "instance_restarted", message: "the instance restarted while the call ran; its stream was lost" } }, true));
-      if (orphans.length > 0 || this.outbox.size > 0) await ctx.storage.setAlarm(Date.now());
+      await rearmStoredAlarm(ctx.storage, orphans.length > 0 || this.outbox.size > 0 ? Date.now() : undefined);
     });
   }
 

@@ -4,9 +4,11 @@
  * handed back unrun (its instance drained or turned unhealthy) goes elsewhere without spending an
  * attempt; a request the server refused as such fails the workflow with that reason.
  *
- * Each re-send is persisted before any RPC (table `redispatch`), with the instance once the coordinator
- * has bound it, so a restart in between resumes it from the alarm instead of losing or doubling it. The
- * call's record moves to the next dispatch number first: a repeated report of the failed one is stale.
+ * Each send is persisted before any RPC (table `redispatch`), with the instance once the coordinator has
+ * bound it, so a restart in between resumes it from the alarm instead of losing or doubling it: a re-send,
+ * and also a stage's first sends (WorkflowObject.releaseNext), whose prompts live nowhere else until an
+ * instance holds them. A re-sent call's record moves to the next dispatch number first: a repeated report
+ * of the failed one is stale.
  */
 import { classifyFailure, MAX_CALL_ATTEMPTS, MAX_CALL_EVACUATIONS } from "../core/call-retry";
 import type { CallReport } from "./report-outbox";
@@ -55,51 +57,78 @@ export class Failover {
     await this.resume();
   }
 
-  /** Sends every pending re-send on; one the pool cannot place yet is retried from the alarm. */
+  /**
+   * Sends every pending send on: a stage's calls just released (bound already) and re-sends (bound here
+   * first). Calls bound to one instance go in one enqueue. One the pool cannot place yet waits for the alarm.
+   */
   async resume(): Promise<void> {
     const pending = this.host.store.redispatches().filter((r) => !this.inFlight.has(r.call.id));
-    await Promise.all(pending.map((r) => this.send(r)));
+    for (const r of pending) this.inFlight.add(r.call.id);
+    try {
+      const bound = await Promise.all(pending.map((r) => this.bind(r)));
+      const byInstance = new Map<string, Required<Redispatch>[]>();
+      for (const r of bound) if (r !== undefined) byInstance.set(r.bound.instanceId, [...(byInstance.get(r.bound.instanceId) ?? []), r]);
+      await Promise.all([...byInstance.values()].map((group) => this.enqueue(group)));
+    } finally {
+      for (const r of pending) this.inFlight.delete(r.call.id);
+    }
   }
 
-  private async send(r: Redispatch): Promise<void> {
-    const { env, store } = this.host;
-    const id = r.call.id;
-    this.inFlight.add(id);
+  /** The entry with its instance, asking the coordinator when it has none yet; undefined when it must wait. */
+  private async bind(r: Redispatch): Promise<Required<Redispatch> | undefined> {
+    if (r.bound !== undefined) return { ...r, bound: r.bound };
+    const meta = this.host.meta();
+    if (!running(meta)) {
+      this.host.store.dropRedispatch(r.call.id);
+      return undefined;
+    }
     try {
-      const meta = this.host.meta();
-      if (!running(meta)) {
-        store.dropRedispatch(id);
-        return;
+      const placed = await this.host.env.COORDINATOR.getByName(meta.pool).redispatch(r.call, r.failedOn);
+      if (!placed.ok) {
+        await this.host.alarmAt(Date.now() + REDISPATCH_RETRY_MS);
+        return undefined;
       }
-      const coordinator = env.COORDINATOR.getByName(meta.pool);
-      let bound = r.bound;
-      if (bound === undefined) {
-        const placed = await coordinator.redispatch(r.call, r.failedOn);
-        if (!placed.ok) {
-          await this.host.alarmAt(Date.now() + REDISPATCH_RETRY_MS);
-          return;
-        }
-        bound = { instanceId: placed.instanceId, estimateS: placed.estimateS, queuePolicy: placed.queuePolicy };
-        store.saveRedispatch({ ...r, bound });
+      const bound = { ...r, bound: { instanceId: placed.instanceId, estimateS: placed.estimateS, queuePolicy: placed.queuePolicy } };
+      this.host.store.saveRedispatch(bound);
+      return bound;
+    } catch (e) {
+      return this.retryLater(r.call.id, e);
+    }
+  }
+
+  private async enqueue(group: Required<Redispatch>[]): Promise<void> {
+    const { env, store } = this.host;
+    const first = group[0];
+    const meta = this.host.meta();
+    if (first === undefined || meta === undefined) return;
+    const { instanceId, queuePolicy } = first.bound;
+    // Still current? Ended meanwhile (the workflow, or this dispatch already ran after a restart): the pool's load forgets it.
+    const live = group.filter((r) => {
+      const rec = store.call(r.call.id);
+      return running(meta) && rec !== undefined && rec.finishedAt === undefined && rec.dispatch === (r.call.dispatch ?? 0);
+    });
+    const dead = group.filter((r) => !live.includes(r));
+    try {
+      if (dead.length > 0) await env.COORDINATOR.getByName(meta.pool).callsChanged(instanceId, [], dead.map((r) => r.call.id));
+      for (const r of dead) store.dropRedispatch(r.call.id);
+      if (live.length === 0) return;
+      for (const r of live) {
+        const rec = store.call(r.call.id);
+        if (rec !== undefined && rec.instanceId !== instanceId) store.saveCall({ ...rec, instanceId, estimateS: r.bound.estimateS });
       }
-      const rec = store.call(id);
-      const now = this.host.meta();
-      // Ended meanwhile (the workflow, or this dispatch already ran after a restart): the pool's load forgets it.
-      if (!running(now) || rec === undefined || rec.finishedAt !== undefined || rec.dispatch !== (r.call.dispatch ?? 0)) {
-        store.dropRedispatch(id);
-        await coordinator.callsChanged(bound.instanceId, [], [id]);
-        return;
-      }
-      store.saveCall({ ...rec, instanceId: bound.instanceId, estimateS: bound.estimateS });
-      await env.GPU_INSTANCE.getByName(instanceObjectName(now.pool, bound.instanceId)).enqueue([{ call: r.call, estimateS: bound.estimateS }], bound.queuePolicy);
-      store.dropRedispatch(id);
+      // Idempotent at the instance (it skips a call id it holds), so a repeat after a restart does no harm.
+      await env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).enqueue(live.map((r) => ({ call: r.call, estimateS: r.bound.estimateS })), queuePolicy);
+      for (const r of live) store.dropRedispatch(r.call.id);
       this.host.progressed();
     } catch (e) {
-      // An RPC that failed (an object restarting): the entry stays, and the alarm tries again.
-      console.error(`re-sending call ${id} failed (retried): ${e instanceof Error ? e.message : String(e)}`);
-      await this.host.alarmAt(Date.now() + REDISPATCH_RETRY_MS);
-    } finally {
-      this.inFlight.delete(id);
+      await this.retryLater(first.call.id, e);
     }
+  }
+
+  /** An RPC that failed (an object restarting): the entry stays, and the alarm tries again. */
+  private async retryLater(callId: string, e: unknown): Promise<undefined> {
+    console.error(`sending call ${callId} failed (retried): ${e instanceof Error ? e.message : String(e)}`);
+    await this.host.alarmAt(Date.now() + REDISPATCH_RETRY_MS);
+    return undefined;
   }
 }

@@ -10,9 +10,15 @@ import { advanceText2Sql } from "./text2sql-driver";
 import { MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
 import { traceOwed, writeTraceIfOwed } from "./workflow-trace";
 import { Failover, REDISPATCH_RETRY_MS } from "./workflow-failover";
+import { rearmStoredAlarm } from "./alarm";
 
 /** Default bound on a running workflow without progress (real seconds; env WORKFLOW_STALL_S overrides). */
 const DEFAULT_STALL_S = 1800;
+/**
+ * A running workflow's alarm fires at least this often (real ms), so what a restart interrupted (a release,
+ * a send) resumes within it even when no report comes; each tick reads storage and does nothing if all is well.
+ */
+const TICK_MS = 15_000;
 
 export type { CallRecord, WorkflowMeta } from "./workflow-store";
 
@@ -36,16 +42,20 @@ export interface StartInput {
  * nothing. A failed call is sent elsewhere (workflow-failover.ts). A text2sql workflow's next stage
  * depends on what the last one wrote and on running its SQL: the alarm drives that (see
  * text2sql-driver.ts), so an instance's completion report never waits on a database. The one alarm
- * also resumes re-sends, writes the trace of an ended workflow, and is the watchdog: a workflow without
- * progress for WORKFLOW_STALL_S fails with the reason instead of hanging.
+ * also ticks while the workflow runs, resuming what a restart interrupted (a stage release, a send),
+ * writes the trace of an ended workflow, and is the watchdog: a workflow without progress for
+ * WORKFLOW_STALL_S fails with the reason instead of hanging.
  */
 export class WorkflowObject extends DurableObject<Env> {
   private readonly store: WorkflowStore;
   private readonly failover: Failover;
+  /** A stage release under way in this object's life: the tick leaves it alone. */
+  private releasing = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new WorkflowStore(ctx.storage.sql);
+    ctx.blockConcurrencyWhile(() => rearmStoredAlarm(ctx.storage));
     this.failover = new Failover({
       env,
       store: this.store,
@@ -121,7 +131,7 @@ export class WorkflowObject extends DurableObject<Env> {
         const waiting = this.calls().filter((c) => c.finishedAt === undefined).map((c) => `${c.id} on ${c.instanceId}`);
         const on = meta.waiting ?? (waiting.join(", ") || "no call");
         await this.finish(meta, "failed", { code: "stalled", message: `no progress for ${Math.round(idleMs / 1000)} s (bound ${this.stallMs() / 1000} s); waiting on ${on}` });
-      } else if (meta.waiting !== undefined) await this.releaseNext(meta);
+      } else if (meta.waiting !== undefined || this.releaseOwed(meta, idleMs)) await this.releaseNext(meta);
       else await this.failover.resume();
     }
     meta = this.meta();
@@ -134,7 +144,13 @@ export class WorkflowObject extends DurableObject<Env> {
     }
     await writeTraceIfOwed(this.env, this.ctx.storage.sql, this.meta(), () => this.calls());
     const after = this.meta();
-    if (after !== undefined && (after.status === "running" || after.status === "queued")) await this.alarmAt((after.progressAtMs ?? after.createdAtMs) + this.stallMs());
+    if (after !== undefined && (after.status === "running" || after.status === "queued")) await this.alarmAt(Math.min((after.progressAtMs ?? after.createdAtMs) + this.stallMs(), Date.now() + TICK_MS));
+  }
+
+  /** A release a restart interrupted leaves a finished stage, nothing pending and nothing being sent. */
+  private releaseOwed(meta: WorkflowMeta, idleMs: number): boolean {
+    const { pending, stageIndex, spec } = meta.state;
+    return meta.text2sql === undefined && !this.releasing && idleMs >= TICK_MS && pending.length === 0 && stageIndex + 1 < spec.stages.length && this.store.redispatches().length === 0;
   }
 
   /** The one alarm serves every timer: it is moved earlier, never later (the handler re-arms what remains). */
@@ -164,6 +180,15 @@ export class WorkflowObject extends DurableObject<Env> {
   }
 
   private async releaseNext(meta: WorkflowMeta): Promise<void> {
+    this.releasing = true;
+    try {
+      await this.release(meta);
+    } finally {
+      this.releasing = false;
+    }
+  }
+
+  private async release(meta: WorkflowMeta): Promise<void> {
     if (meta.dag !== undefined) this.renderNextDagStage(meta, meta.dag);
     const coordinator = this.env.COORDINATOR.getByName(meta.pool);
     const r = await coordinator.releaseStage(meta.state);
@@ -187,19 +212,19 @@ export class WorkflowObject extends DurableObject<Env> {
     meta.state = r.state;
     meta.status = "running";
     meta.progressAtMs = Date.now();
-    // The released prompts now live with their instances; kept here, every later read and release would carry them.
+    // The released prompts live in the sends (workflow-failover.ts) until their instances hold them; kept in
+    // the meta, every later read and release would carry them.
     for (const c of meta.state.spec.stages[meta.state.stageIndex]?.calls ?? []) {
       delete c.prompt;
       delete c.messages;
     }
     this.saveMeta(meta);
-    const byInstance = new Map<string, { call: (typeof r.dispatched)[number]["call"]; estimateS: number }[]>();
     for (const d of r.dispatched) {
       const c = d.call;
       this.store.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt, dispatch: 0, failures: [], evacuations: 0 });
-      byInstance.set(d.instanceId, [...(byInstance.get(d.instanceId) ?? []), { call: c, estimateS: d.estimateS }]);
+      this.store.saveRedispatch({ call: c, failedOn: "", bound: { instanceId: d.instanceId, estimateS: d.estimateS, queuePolicy: r.queuePolicy } });
     }
-    await Promise.all([...byInstance].map(([id, items]) => this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, id)).enqueue(items, r.queuePolicy)));
+    await this.failover.resume();
   }
 
   /** A DAG stage's prompts are rendered from what earlier stages wrote, just before it is released. */

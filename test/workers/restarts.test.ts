@@ -10,6 +10,7 @@ import { STEP } from "../../src/core/chess";
 import { GpuInstanceObject } from "../../src/objects/gpu-instance";
 import { WorkflowObject } from "../../src/objects/workflow";
 import { WorkflowStore } from "../../src/objects/workflow-store";
+import { completeCall } from "../../src/core/workflow-run";
 import { admin, api, isProbe, sseCompletion, until } from "./helpers";
 
 const POOL = [
@@ -100,6 +101,32 @@ describe("restarts", () => {
     // Dispatch 0 still ran on the first server and answered: a stale report, ignored; dispatch 1 counted.
     expect(gate.executions.get(callId)).toBe(2);
     expect(await runInDurableObject(stub, (_obj, state) => new WorkflowStore(state.storage.sql).redispatches())).toEqual([]);
+  });
+
+  it("a stage release a restart interrupted resumes from the tick; each call runs once", async () => {
+    const gate = gatedUpstream();
+    const two = [CALLS[0], { step: STEP.candidate, inputTokens: 900, outputTokens: 20 }];
+    const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "replay", calls: two, sloMs: 10_000_000 }) });
+    const id = ((await res.json()) as { id: string }).id;
+    const stub = env.WORKFLOW.getByName(id);
+    const first = await until(async () => (await view(id)).stages[0]?.calls[0]?.id);
+    await until(async () => ((gate.executions.get(first) ?? 0) > 0 ? true : undefined));
+    // What a crash right after the first stage's end leaves: the call finished, the next stage not released.
+    await runInDurableObject(stub, async (_obj, state) => {
+      const store = new WorkflowStore(state.storage.sql);
+      const meta = store.meta();
+      const rec = store.call(first);
+      if (meta === undefined || rec === undefined) throw new Error("no workflow");
+      store.saveCall({ ...rec, finishedAt: rec.releasedAt + 1, completionTokens: 5, output: "x" });
+      expect(completeCall(meta.state, first, rec.releasedAt + 1)).toBe("stage-done");
+      store.saveMeta({ ...meta, progressAtMs: Date.now() - 60_000 });
+      await new WorkflowObject(state, env).alarm();
+    });
+    const second = await until(async () => (await view(id)).stages[1]?.calls[0]?.id);
+    gate.open = true;
+    const v = await ended(id);
+    expect(v.status).toBe("succeeded");
+    expect([gate.executions.get(first), gate.executions.get(second)]).toEqual([1, 1]);
   });
 
   it("the watchdog fails a workflow with no progress for the bound, naming what it waited on, once", async () => {
