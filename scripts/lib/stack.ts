@@ -14,21 +14,22 @@
  * over a fresh loopback request, and one streamed 700-token completion opens ~1,800 sockets, enough
  * for a few dozen workflows to exhaust the dev server.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { unstable_startWorker } from "wrangler";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { join } from "node:path";
 import type { GpuType } from "../../src/core/gpu";
+import type { InstanceRegistration } from "../../src/core/pool";
 import { adminFetch } from "./admin-client";
 import { ensureTenant, saveCredentials } from "./credentials";
+import { killProcess, startEmulatorProcess } from "./emulator-process";
 import { tenantHeaders, type Gateway } from "./replay";
+import { applyTraceMigrations, isSqliteBusy, loadDemoDatabase } from "./stack-d1";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const BIN = (name: string) => join(ROOT, "node_modules/.bin", name);
 
 export interface StackOptions {
   fleet: readonly GpuType[];
@@ -56,6 +57,21 @@ export interface StackOptions {
   tenantConfig?: unknown;
   /** The pool's admission control (default "enforce"); benchmarks of a scheduler alone turn it off. */
   admission?: "enforce" | "off";
+  /** Every emulator appends its call log (`--call-log`) to `<callLogDir>/<instance id>.jsonl`. */
+  callLogDir?: string;
+  /** Fields added to every instance's registration (e.g. a short `requestTimeoutMs` for the chaos harness). */
+  registration?: Partial<Pick<InstanceRegistration, "requestTimeoutMs" | "maxConcurrency" | "capacityFactor">>;
+}
+
+export interface StackEmulator {
+  id: string;
+  gpu: GpuType;
+  url: string;
+  port: number;
+  /** The current process: replaced by `startEmulator(id)`. */
+  child: ChildProcess;
+  seed: number;
+  callLog?: string;
 }
 
 /**
@@ -74,11 +90,20 @@ export interface Stack {
   /** The key of the local tenant ("local"), also saved in the state directory's credentials.json. */
   apiKey: string;
   pool: string;
-  emulators: { id: string; gpu: GpuType; url: string; child: ChildProcess }[];
+  emulators: StackEmulator[];
   /** The tuner Worker's own dev server (its `POST /tune`; the gateway reaches it as TUNER). */
   tunerUrl: string;
   /** Runs the tuner's cron once, now (what `tuneEveryS` does on a timer); rejects when the run failed. */
   runTunerCron(): Promise<void>;
+  /** SIGKILLs one emulator, as a crash: its connections drop. Resolves once the process is gone. */
+  killEmulator(id: string): Promise<void>;
+  /** Starts a killed (or crashed) emulator again on the same port, GPU, clock, seed and call log; resolves once ready. */
+  startEmulator(id: string): Promise<void>;
+  /**
+   * Disposes the gateway's dev session and starts it again with the same config, state directory, registry
+   * and port (Durable Object state and D1 persist there); resolves once it is ready. The tuner keeps running.
+   */
+  restartWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,75 +119,6 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function startEmulatorProcess(gpu: GpuType, timeScale: number, seed: number): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(BIN("tsx"), [join(ROOT, "scripts/emulator.ts"), "--gpu", gpu, "--port", "0", "--time-scale", String(timeScale), "--seed", String(seed)], { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`emulator ${gpu} did not start in 30 s`)), 30_000);
-    child.once("exit", (code) => reject(new Error(`emulator ${gpu} exited with code ${code}`)));
-    if (child.stdout === null) return reject(new Error("emulator has no stdout"));
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      const m = /^ready (\S+)/.exec(line);
-      if (m?.[1] === undefined) return;
-      clearTimeout(timer);
-      resolve({ url: m[1], child });
-    });
-  });
-}
-
-function runWrangler(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(BIN("wrangler"), [...args, "--config", join(ROOT, "wrangler.toml")], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  // Loading the demo takes seconds; a wrangler that hangs (no network, a lock) must not hang `npm start`.
-  const timer = setTimeout(() => child.kill("SIGTERM"), 120_000);
-  return new Promise((resolvePromise, reject) => {
-    child.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
-}
-
-const DEMO_SQL = join(ROOT, "data/demo/demo.sql");
-
-/**
- * Loads the demo database into the local D1 that wrangler dev will use: the same `<persist>/v3/d1`
- * directory, written before the dev server opens it so two processes never share the SQLite file.
- * A kept state that already has the tables is left alone. Returns how long it took, in ms.
- */
-async function loadDemoDatabase(stateDir: string, keepState: boolean): Promise<{ loaded: boolean; ms: number }> {
-  const started = performance.now();
-  const local = ["d1", "execute", "DEMO_DB", "--local", "--persist-to", resolve(stateDir)];
-  if (keepState) {
-    const probe = await runWrangler([...local, "--json", "--command", "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'stores'"]);
-    if (probe.code === 0 && /"n":\s*1\b/.test(probe.stdout)) return { loaded: false, ms: performance.now() - started };
-  }
-  const load = await runWrangler([...local, "--file", DEMO_SQL]);
-  if (load.code !== 0) throw new Error(`loading ${DEMO_SQL} into the local D1 failed (exit ${load.code}): ${load.stderr.trim() || load.stdout.trim()}`);
-  return { loaded: true, ms: performance.now() - started };
-}
-
-/**
- * Applies migrations/ to the local TRACES D1 of the state directory, before the dev server opens it
- * (like the demo load, and in parallel with it: each database is its own SQLite file). Wrangler skips
- * the migrations a kept state already has. Returns how long it took, in ms.
- */
-async function applyTraceMigrations(stateDir: string): Promise<number> {
-  const started = performance.now();
-  const r = await runWrangler(["d1", "migrations", "apply", "TRACES", "--local", "--persist-to", resolve(stateDir)]);
-  if (r.code !== 0) throw new Error(`applying the TRACES migrations to the local D1 failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
-  return performance.now() - started;
-}
-
 const TUNER_CONFIG = join(ROOT, "workers/tuner/wrangler.toml");
 
 /** Triggers the tuner's scheduled handler through Miniflare's trigger route (wrangler dev's `/cdn-cgi/handler/scheduled`). */
@@ -171,8 +127,6 @@ async function runCron(tunerUrl: string): Promise<void> {
   const body = await res.text();
   if (!res.ok) throw new Error(`the tuner's cron run failed: HTTP ${res.status} ${body.slice(0, 500)}`);
 }
-
-const isSqliteBusy = (e: unknown): boolean => e instanceof Error && /SQLITE_BUSY|database is locked/.test(e.message);
 
 async function registerDemoDatabase(gw: Gateway): Promise<void> {
   const res = await fetch(`${gw.url}/v1/databases`, {
@@ -206,8 +160,14 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   // Awaited before the dev server starts; this keeps a failure from being unhandled meanwhile.
   demo.catch(() => undefined);
   traces.catch(() => undefined);
-  const emulators = await Promise.all(
-    o.fleet.map(async (gpu, i) => ({ id: `${gpu.toLowerCase()}-${i}`, gpu, ...(await startEmulatorProcess(gpu, o.timeScale, i + 1)) })),
+  if (o.callLogDir !== undefined) mkdirSync(o.callLogDir, { recursive: true });
+  const emulators: StackEmulator[] = await Promise.all(
+    o.fleet.map(async (gpu, i) => {
+      const id = `${gpu.toLowerCase()}-${i}`;
+      const callLog = o.callLogDir === undefined ? undefined : join(o.callLogDir, `${id}.jsonl`);
+      const started = await startEmulatorProcess({ gpu, timeScale: o.timeScale, seed: i + 1, port: 0, ...(callLog === undefined ? {} : { callLog }) });
+      return { id, gpu, seed: i + 1, ...started, ...(callLog === undefined ? {} : { callLog }) };
+    }),
   );
   const port = o.port === 0 ? await freePort() : o.port;
   const stopEmulators = (): void => {
@@ -217,6 +177,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   process.once("exit", stopEmulators);
   let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
   let tuner: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+  let startGateway: (() => ReturnType<typeof unstable_startWorker>) | undefined;
   // The two dev sessions' own registry (see the top of this file); removed by stop().
   const registry = mkdtempSync(join(tmpdir(), "hexflow-dev-registry-"));
   process.once("exit", () => rmSync(registry, { recursive: true, force: true }));
@@ -237,9 +198,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       ADMIN_TOKEN: { type: "plain_text", value: adminToken },
       ...(o.tuningConfig === undefined ? {} : { TUNING_CONFIG: { type: "plain_text", value: o.tuningConfig } }),
     } as const;
+    startGateway = () => unstable_startWorker({ config: join(ROOT, "wrangler.toml"), bindings: { ADMIN_TOKEN: { type: "plain_text", value: adminToken } }, dev: { ...dev, server: { hostname: "127.0.0.1", port } } });
     // Both sessions start together: the tuner adds about a second to the start-up, not its own seven.
     [worker, tuner] = await Promise.all([
-      unstable_startWorker({ config: join(ROOT, "wrangler.toml"), bindings: { ADMIN_TOKEN: { type: "plain_text", value: adminToken } }, dev: { ...dev, server: { hostname: "127.0.0.1", port } } }),
+      startGateway(),
       unstable_startWorker({ config: TUNER_CONFIG, bindings: tunerBindings, dev: { ...dev, server: { hostname: "127.0.0.1", port: 0 } } }),
     ]);
     await Promise.all([worker.ready, tuner.ready]);
@@ -275,7 +237,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const existing = (await (await adminFetch(url, adminToken, `/pools/${o.pool}`)).json()) as { instances?: { id: string }[] };
     for (const old of existing.instances ?? []) await adminFetch(url, adminToken, `/pools/${o.pool}/instances/${old.id}`, { method: "DELETE" });
     for (const e of emulators) {
-      const res = await adminFetch(url, adminToken, `/pools/${o.pool}/instances`, { method: "POST", body: JSON.stringify({ id: e.id, url: e.url, gpu: e.gpu, timeScale: o.timeScale }) });
+      const res = await adminFetch(url, adminToken, `/pools/${o.pool}/instances`, { method: "POST", body: JSON.stringify({ ...o.registration, id: e.id, url: e.url, gpu: e.gpu, timeScale: o.timeScale }) });
       if (!res.ok) throw new Error(`registering ${e.id} failed: ${res.status} ${await res.text()}`);
     }
     if (o.admission !== undefined) {
@@ -290,5 +252,23 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     throw e;
   }
   if (o.tuneEveryS !== undefined && o.tuneEveryS > 0) scheduleCron(o.tuneEveryS);
-  return { url, adminToken, apiKey, pool: o.pool, emulators, tunerUrl, runTunerCron, stop };
+  const emulator = (id: string): StackEmulator => {
+    const e = emulators.find((x) => x.id === id);
+    if (e === undefined) throw new Error(`no emulator "${id}" in the stack (${emulators.map((x) => x.id).join(", ")})`);
+    return e;
+  };
+  const killEmulator = (id: string): Promise<void> => killProcess(emulator(id).child);
+  const startEmulator = async (id: string): Promise<void> => {
+    const e = emulator(id);
+    if (e.child.exitCode === null && e.child.signalCode === null) throw new Error(`emulator ${id} is still running`);
+    const started = await startEmulatorProcess({ gpu: e.gpu, timeScale: o.timeScale, seed: e.seed, port: e.port, ...(e.callLog === undefined ? {} : { callLog: e.callLog }) });
+    e.child = started.child;
+  };
+  const restartWorker = async (): Promise<void> => {
+    if (startGateway === undefined || worker === undefined) throw new Error("the gateway has not started");
+    await worker.dispose();
+    worker = await startGateway();
+    await worker.ready;
+  };
+  return { url, adminToken, apiKey, pool: o.pool, emulators, tunerUrl, runTunerCron, killEmulator, startEmulator, restartWorker, stop };
 }

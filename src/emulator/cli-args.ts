@@ -17,9 +17,13 @@ export const EMULATOR_HELP = `usage: npm run emulator -- --gpu GPU [options]
   --served-model-name NAME   the name requests must use (default the model id)
   --max-model-len N          context limit (default 32768, or the KV capacity if smaller)
   --kv-tokens N              KV capacity in tokens (default: the GPU type's)
-  --stream-interval-ms MS    shortest gap between two chunks of one stream (default 0 at time scale 1, else 25)`;
+  --stream-interval-ms MS    shortest gap between two chunks of one stream (default 0 at time scale 1, else 25)
+  --call-log FILE            append one JSON line per generation request: {"callId","atMs","port"}`;
 
-export type CliArgs = { ok: true; help: true } | { ok: true; help: false; options: EmulatorOptions } | { ok: false; error: string };
+/** The engine's options and the process's own (the call log). */
+export type CliOptions = EmulatorOptions & { callLog?: string };
+
+export type CliArgs = { ok: true; help: true } | { ok: true; help: false; options: CliOptions } | { ok: false; error: string };
 
 function num(name: string, raw: string | undefined, check: (n: number) => boolean): number | undefined | string {
   if (raw === undefined) return undefined;
@@ -44,6 +48,7 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
         "max-model-len": { type: "string" },
         "kv-tokens": { type: "string" },
         "stream-interval-ms": { type: "string" },
+        "call-log": { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -70,7 +75,8 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
   const bad = Object.values(numbers).find((v): v is string => typeof v === "string");
   if (bad !== undefined) return { ok: false, error: bad };
   const given = (v: number | string | undefined): number | undefined => (typeof v === "number" ? v : undefined);
-  const options: EmulatorOptions = { gpu: gpu.data, model: model.data };
+  if (values["call-log"] !== undefined && values["call-log"].trim() === "") return { ok: false, error: "--call-log must name a file" };
+  const options: CliOptions = { gpu: gpu.data, model: model.data };
   options.port = given(numbers.port);
   options.timeScale = given(numbers.timeScale);
   options.seed = given(numbers.seed);
@@ -80,5 +86,6 @@ export function parseEmulatorArgs(argv: string[]): CliArgs {
   options.streamIntervalMs = given(numbers.streamIntervalMs);
   options.host = values.host;
   options.servedModelName = values["served-model-name"];
+  if (values["call-log"] !== undefined) options.callLog = values["call-log"];
   return { ok: true, help: false, options };
 }

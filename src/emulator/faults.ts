@@ -1,16 +1,17 @@
 /**
- * Fault injection for the generation endpoints: per request (`x-hexflow-fault: 500|503|hang|die`)
+ * Fault injection for the generation endpoints: per request (`x-hexflow-fault: 500|503|hang|die|drop`)
  * or for the next n requests (`POST /admin/fault`). Health is separate (`POST /admin/health`), as on
  * a real server whose engine died: /health turns 503 while the listener stays up.
  */
 import { badRequest, type ApiError } from "./errors";
 import type { AdminFault } from "./openai-shapes";
 
-export type Fault = "error500" | "error503" | "hang" | "die";
+/** "drop": the response starts (200, the first part of the stream) and then the connection is cut, with no end. */
+export type Fault = "error500" | "error503" | "hang" | "die" | "drop";
 
 export const FAULT_HEADER = "x-hexflow-fault";
 
-const HEADER_VALUES: Record<string, Fault> = { "500": "error500", "503": "error503", hang: "hang", die: "die" };
+const HEADER_VALUES: Record<string, Fault> = { "500": "error500", "503": "error503", hang: "hang", die: "die", drop: "drop" };
 
 export class FaultState {
   private mode: AdminFault["mode"] = "none";
@@ -33,7 +34,7 @@ export class FaultState {
     if (header !== undefined) {
       const value = Array.isArray(header) ? header[0] : header;
       const fault = value === undefined ? undefined : HEADER_VALUES[value.trim().toLowerCase()];
-      if (fault === undefined) return badRequest(`${FAULT_HEADER} must be one of 500, 503, hang, die (got "${String(value)}")`);
+      if (fault === undefined) return badRequest(`${FAULT_HEADER} must be one of 500, 503, hang, die, drop (got "${String(value)}")`);
       return fault;
     }
     if (this.mode === "none") return undefined;

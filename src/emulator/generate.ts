@@ -3,6 +3,9 @@
  * produces, either as one JSON body at the end or as an SSE stream whose headers go out at once
  * (a Worker may hold only six connections waiting for headers; DESIGN section 3). A client that
  * goes away before the end aborts the request, which frees its place in the engine.
+ *
+ * `drop` (the fault): the response starts as usual and the connection is cut part-way, with no end: a
+ * stream after its first chunk and about a third of its tokens, a JSON body after half of its bytes.
  */
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
@@ -11,13 +14,14 @@ import { sendJson } from "./http";
 import type { GenerationPlan } from "./request-plan";
 import { ResponseShaper, usage } from "./responses";
 
-export function serveGeneration(res: ServerResponse, plan: GenerationPlan, loop: EngineLoop, model: string): void {
+export function serveGeneration(res: ServerResponse, plan: GenerationPlan, loop: EngineLoop, model: string, drop = false): void {
   const shaper = new ResponseShaper(plan.endpoint, model);
   const id = randomUUID();
   const total = plan.pieces.length;
   const finish = { reason: plan.finishReason, stopReason: plan.stopReason };
   let sent = 0;
   let ended = false;
+  const dropAt = Math.max(1, Math.ceil(total / 3));
   const event = (body: object): void => {
     res.write(`data: ${JSON.stringify(body)}\n\n`);
   };
@@ -44,7 +48,15 @@ export function serveGeneration(res: ServerResponse, plan: GenerationPlan, loop:
       if (!plan.stream) {
         if (!done) return;
         ended = true;
-        sendJson(res, 200, shaper.full(plan.pieces.join(""), finish.reason, finish.stopReason, usage(plan.promptTokens, total)));
+        const body = shaper.full(plan.pieces.join(""), finish.reason, finish.stopReason, usage(plan.promptTokens, total));
+        if (drop) return cutJson(res, JSON.stringify(body));
+        sendJson(res, 200, body);
+        return;
+      }
+      if (drop && (sent >= dropAt || done)) {
+        // The tokens so far, never the finish or [DONE]; then the socket goes, as a crashed proxy would cut it.
+        if (text !== "") event(shaper.deltaChunk(text, undefined));
+        res.destroy();
         return;
       }
       // Several tokens may share a chunk (vLLM's detokenizer does the same); clients count with usage.
@@ -55,4 +67,11 @@ export function serveGeneration(res: ServerResponse, plan: GenerationPlan, loop:
       res.end("data: [DONE]\n\n");
     },
   });
+}
+
+/** A 200 whose announced body is cut after half of its bytes. */
+function cutJson(res: ServerResponse, body: string): void {
+  const bytes = Buffer.from(body);
+  res.writeHead(200, { "content-type": "application/json", "content-length": bytes.length });
+  res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
 }

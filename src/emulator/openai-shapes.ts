@@ -50,7 +50,7 @@ export const ChatRequestSchema = z.object({
 export type ChatRequest = z.infer<typeof ChatRequestSchema>;
 
 export const AdminFaultSchema = z.object({
-  mode: z.enum(["none", "error500", "error503", "hang", "die"]),
+  mode: z.enum(["none", "error500", "error503", "hang", "die", "drop"]),
   /** How many of the next generation requests it applies to; absent: all of them. */
   count: z.number().int().positive().optional(),
 });

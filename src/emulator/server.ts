@@ -2,6 +2,7 @@
  * One emulated vLLM server: vLLM's OpenAI-compatible routes (VLLM_API section 1) plus the admin
  * routes for fault injection, on one node:http listener.
  */
+import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { resolveConfig, type EmulatorConfig, type EmulatorOptions } from "./config";
 import { EngineLoop } from "./engine-loop";
@@ -18,7 +19,16 @@ export const EMULATED_VLLM_VERSION = "0.11.0";
 export interface StartOptions extends EmulatorOptions {
   /** Called once after an injected `die` has closed the server (the CLI exits, as a crash would). */
   onDie?: () => void;
+  /**
+   * A file that gets one JSON line per generation request the server accepts, before any fault applies:
+   * `{"callId": <x-hexflow-call-id or null>, "atMs": <epoch ms>, "port": <port>}`. Appended synchronously,
+   * so the lines survive the process being killed (the chaos harness counts executions per call from it).
+   */
+  callLog?: string;
 }
+
+/** The header hexflow's upstream client names each call with. */
+export const CALL_ID_HEADER = "x-hexflow-call-id";
 
 export interface EmulatorHandle {
   url: string;
@@ -33,11 +43,14 @@ class EmulatedServer {
   readonly faults = new FaultState();
   readonly server: Server;
   private dead = false;
+  /** Set once the listener is up (the call log names it). */
+  port = 0;
   private readonly createdS = Math.floor(Date.now() / 1000);
 
   constructor(
     readonly cfg: EmulatorConfig,
     private readonly onDie: (() => void) | undefined,
+    private readonly callLog: string | undefined,
   ) {
     this.metrics = new EmulatorMetrics({
       servedModelName: cfg.servedModelName,
@@ -111,12 +124,14 @@ class EmulatedServer {
 
   private async generate(req: IncomingMessage, res: ServerResponse, endpoint: Endpoint): Promise<void> {
     const body = await readJson(req);
+    this.logCall(req);
     const fault = this.faults.take(req.headers[FAULT_HEADER]);
     if (typeof fault === "object") return sendError(res, fault);
     if (fault === "error500" || fault === "error503") return sendError(res, faultError(fault));
     // A hung server never answers; the socket stays open until the client or close() ends it.
     if (fault === "hang") return;
     if (fault === "die") return this.die();
+    const drop = fault === "drop";
     if (!body.ok) return sendError(res, body.error);
     const planned = planRequest(endpoint, body.value, req.headers, {
       servedModelName: this.cfg.servedModelName,
@@ -126,7 +141,14 @@ class EmulatedServer {
       fits: (tokens) => this.loop.fits(tokens),
     });
     if (!planned.ok) return sendError(res, planned.error);
-    serveGeneration(res, planned.plan, this.loop, this.cfg.servedModelName);
+    serveGeneration(res, planned.plan, this.loop, this.cfg.servedModelName, drop);
+  }
+
+  private logCall(req: IncomingMessage): void {
+    if (this.callLog === undefined) return;
+    const header = req.headers[CALL_ID_HEADER];
+    const callId = (Array.isArray(header) ? header[0] : header) ?? null;
+    appendFileSync(this.callLog, `${JSON.stringify({ callId, atMs: Date.now(), port: this.port })}\n`);
   }
 
   private async admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
@@ -181,7 +203,7 @@ class EmulatedServer {
 /** Starts one emulated vLLM server; resolves once it listens. */
 export async function startEmulator(options: StartOptions): Promise<EmulatorHandle> {
   const cfg = resolveConfig(options);
-  const s = new EmulatedServer(cfg, options.onDie);
+  const s = new EmulatedServer(cfg, options.onDie, options.callLog);
   await new Promise<void>((resolve, reject) => {
     s.server.once("error", reject);
     s.server.listen(cfg.port, cfg.host, () => {
@@ -191,6 +213,7 @@ export async function startEmulator(options: StartOptions): Promise<EmulatorHand
   });
   const address = s.server.address();
   if (address === null || typeof address === "string") throw new Error("emulator: listening on a pipe, not a TCP port");
+  s.port = address.port;
   const host = cfg.host.includes(":") ? `[${cfg.host}]` : cfg.host;
   return { url: `http://${host}:${address.port}`, port: address.port, config: cfg, close: () => s.close() };
 }

@@ -1,12 +1,15 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { startEmulator, type EmulatorHandle } from "../../src/emulator";
 import { ErrorBodySchema, post } from "./emulator-client";
 
 const open: EmulatorHandle[] = [];
-async function emulator(): Promise<EmulatorHandle> {
-  const e = await startEmulator({ gpu: "L40S", timeScale: 200 });
+async function emulator(callLog?: string): Promise<EmulatorHandle> {
+  const e = await startEmulator({ gpu: "L40S", timeScale: 200, ...(callLog === undefined ? {} : { callLog }) });
   open.push(e);
   return e;
 }
@@ -83,6 +86,52 @@ describe("emulator fault injection", () => {
     await post(`${e.url}/admin/fault`, { mode: "die" });
     await expect(call(e)).rejects.toThrow();
     await expect(fetch(`${e.url}/health`)).rejects.toThrow();
+  });
+
+  it("x-hexflow-fault: drop starts a stream, cuts it without [DONE], and the server keeps serving", async () => {
+    const e = await emulator();
+    const res = await post(`${e.url}/v1/completions`, { prompt: "p", max_tokens: 60, stream: true }, { "x-hexflow-fault": "drop" });
+    expect(res.status).toBe(200);
+    const reader = res.body?.getReader();
+    if (reader === undefined) throw new Error("no body");
+    let text = "";
+    const outcome = await (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return "ended";
+        text += Buffer.from(value).toString();
+      }
+    })().catch(() => "cut");
+    expect(outcome).toBe("cut");
+    expect(text).toMatch(/^data: \{/);
+    expect(text).not.toContain("[DONE]");
+    expect(text).not.toContain('"finish_reason":"length"');
+    expect((await call(e)).status).toBe(200);
+    expect((await fetch(`${e.url}/health`)).status).toBe(200);
+  });
+
+  it("POST /admin/fault drop cuts the next n answers, streamed or not, before their end", async () => {
+    const e = await emulator();
+    expect(await (await post(`${e.url}/admin/fault`, { mode: "drop", count: 2 })).json()).toEqual({ mode: "drop", remaining: 2 });
+    // Not streamed: the 200 and its headers arrive, the body is cut half-way.
+    const plain = await call(e);
+    expect(plain.status).toBe(200);
+    await expect(plain.text()).rejects.toThrow();
+    const streamed = await post(`${e.url}/v1/completions`, { prompt: "p", max_tokens: 30, stream: true });
+    await expect(streamed.text()).rejects.toThrow();
+    expect(await (await call(e)).json()).toMatchObject({ choices: [{ finish_reason: "length" }] });
+  });
+
+  it("--call-log gets one line per generation request, before faults apply", async () => {
+    const log = join(mkdtempSync(join(tmpdir(), "hexflow-call-log-")), "calls.jsonl");
+    const e = await emulator(log);
+    await call(e, { "x-hexflow-call-id": "wf-1:0:0" });
+    await call(e, { "x-hexflow-call-id": "wf-1:0:0", "x-hexflow-fault": "503" });
+    await call(e);
+    await fetch(`${e.url}/health`);
+    const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { callId: string | null; atMs: number; port: number });
+    expect(lines.map((l) => l.callId)).toEqual(["wf-1:0:0", "wf-1:0:0", null]);
+    expect(lines.every((l) => l.port === e.port && l.atMs > 0)).toBe(true);
   });
 
   it("POST /admin/health turns /health to 503 and back; generation still works", async () => {
