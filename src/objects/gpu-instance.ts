@@ -56,7 +56,8 @@ export class GpuInstanceObject extends DurableObject<Env> {
       const orphans = ctx.storage.sql.exec<{ json: string }>("SELECT json FROM running").toArray().map((r) => RunningSchema.parse(JSON.parse(r.json)));
       ctx.storage.sql.exec("DELETE FROM running");
       for (const run of orphans) this.outbox.put(this.ended(run, { ok: false, error: { code: "instance_restarted", message: "the instance restarted while the call ran; its stream was lost" } }, true));
-      await rearmStoredAlarm(ctx.storage, orphans.length > 0 || this.outbox.size > 0 ? Date.now() : undefined);
+      // Queued calls too: after a restart nothing else may come to admit them.
+      await rearmStoredAlarm(ctx.storage, orphans.length > 0 || this.outbox.size > 0 || this.queue.size > 0 ? Date.now() : undefined);
     });
   }
 
