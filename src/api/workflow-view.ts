@@ -28,7 +28,8 @@ export function workflowView(meta: WorkflowMeta, calls: CallRecord[]) {
     finishedMs: rel(c.finishedAt),
     laxityAtAdmissionMs: ms(c.laxityS),
     alphaVersion: c.alphaVersion,
-    /** Executions that failed before the current one, each on its instance (core/call-retry). */
+    /** Attempts counted toward the retry bound (core/call-retry): the failed ones, each on its instance, and the current one. */
+    attempts: c.failures.length + 1,
     failures: c.failures,
     ...(c.output !== undefined ? { output: c.output } : {}),
     ...(c.error ? { error: c.error } : {}),
