@@ -55,7 +55,9 @@ export class WorkflowObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new WorkflowStore(ctx.storage.sql);
-    ctx.blockConcurrencyWhile(() => rearmStoredAlarm(ctx.storage));
+    // A running workflow always has its tick; an ended one only what it still owes (its trace).
+    const live = this.meta();
+    ctx.blockConcurrencyWhile(() => rearmStoredAlarm(ctx.storage, live !== undefined && (live.status === "running" || live.status === "queued") ? Date.now() + TICK_MS : undefined));
     this.failover = new Failover({
       env,
       store: this.store,
@@ -80,7 +82,7 @@ export class WorkflowObject extends DurableObject<Env> {
       ...(input.text2sql === undefined ? {} : { text2sql: input.text2sql }),
     };
     this.saveMeta(meta);
-    await this.alarmAt(Date.now() + this.stallMs());
+    await this.alarmAt(Date.now() + TICK_MS);
     await this.releaseNext(meta);
     return ok({ id: input.id, status: meta.status });
   }
