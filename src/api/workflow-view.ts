@@ -28,8 +28,8 @@ export function workflowView(meta: WorkflowMeta, calls: CallRecord[]) {
     finishedMs: rel(c.finishedAt),
     laxityAtAdmissionMs: ms(c.laxityS),
     alphaVersion: c.alphaVersion,
-    /** Attempts counted toward the retry bound (core/call-retry): the failed ones, each on its instance, and the current one. */
-    attempts: c.failures.length + 1,
+    /** Attempts counted toward the retry bound (core/call-retry): the failed ones, each on its instance, and the current one unless the call ended failed. */
+    attempts: c.failures.length + (c.error !== undefined && c.finishedAt !== undefined ? 0 : 1),
     failures: c.failures,
     ...(c.output !== undefined ? { output: c.output } : {}),
     ...(c.error ? { error: c.error } : {}),

@@ -37,9 +37,9 @@ export class Dispatcher {
 
   /**
    * Filter (instances that can hold the call, under their cap if any is), score and pick, as the policy says.
-   * `avoid`: the instance a retried call just failed on, passed over unless it is the only one left.
+   * `avoid`: the instances a retried call already failed on, passed over while another can take it.
    */
-  assign(call: ReleasedCall, now: number, avoid?: string): Assignment {
+  assign(call: ReleasedCall, now: number, avoid: ReadonlySet<string> = new Set()): Assignment {
     const need = call.inputTokens + call.expectedOutputTokens;
     const holds = this.instances.filter((info) => info.maxTokens === undefined || need <= info.maxTokens);
     const underCap = holds.filter((info) => {
@@ -50,7 +50,8 @@ export class Dispatcher {
     });
     // A cap steers work away from an instance on probation; when nothing else can take the call it still goes there.
     const fits = underCap.length > 0 ? underCap : holds;
-    const preferred = fits.length > 1 && avoid !== undefined ? fits.filter((info) => info.id !== avoid) : fits;
+    const fresh = fits.filter((info) => !avoid.has(info.id));
+    const preferred = fresh.length > 0 ? fresh : fits;
     const candidates: Candidate[] = preferred.map((info) => ({ info, order: this.order.get(info.id) ?? 0, load: this.loads.load(info.id, now), estimate: this.estimator.onInstance(info, call) }));
     if (candidates.length === 0) {
       return { ok: false, error: { code: "no_instance", message: `no instance can hold call ${call.id} (${need} tokens)` } };

@@ -58,10 +58,10 @@ export class PoolScheduler {
     return active === 0 ? { code: "no_instance", message: "the pool has no active instance" } : { code: "no_healthy_instance", message: `none of the pool's ${active} active instances is healthy` };
   }
 
-  /** Binds one call again (its instance failed, drained or turned unhealthy), preferring another instance. */
-  redispatch(call: ReleasedCall, now: number, failedOn: string): { ok: true; dispatched: DispatchedCall } | { ok: false; error: { code: "no_instance" | "no_healthy_instance"; message: string } } {
+  /** Binds one call again (its instance failed, drained or turned unhealthy), preferring one it has not failed on. */
+  redispatch(call: ReleasedCall, now: number, avoid: readonly string[]): { ok: true; dispatched: DispatchedCall } | { ok: false; error: { code: "no_instance" | "no_healthy_instance"; message: string } } {
     if (this.activeCount === 0) return { ok: false, error: this.noInstance() };
-    const a = this.dispatcher.assign(call, now, failedOn);
+    const a = this.dispatcher.assign(call, now, new Set(avoid));
     return a.ok ? { ok: true, dispatched: { call, instanceId: a.instanceId, estimateS: a.estimateS } } : a;
   }
 

@@ -215,11 +215,11 @@ export class CoordinatorObject extends DurableObject<Env> {
    * A call that failed, or whose instance drained or turned unhealthy before running it, bound again with
    * its budget and deadline, preferring another instance. The workflow enqueues it there.
    */
-  redispatch(call: ReleasedCall, failedOn: string): RedispatchResult {
+  redispatch(call: ReleasedCall, avoid: readonly string[]): RedispatchResult {
     const s = this.settings();
     if (this.records().length === 0) return { ok: false, error: { code: "no_instance", message: "the pool has no instance" } };
     const scheduler = this.getScheduler();
-    const r = scheduler.redispatch(call, this.nowS(), failedOn);
+    const r = scheduler.redispatch(call, this.nowS(), avoid);
     if (!r.ok) return r;
     const { instanceId, estimateS } = r.dispatched;
     this.dispatch.bound(call.id, instanceId, estimateS);

@@ -45,7 +45,9 @@ export class Failover {
     const evacuations = rec.evacuations + (kind === "evacuated" ? 1 : 0);
     const exhausted = (kind === "retry" && failures.length >= MAX_CALL_ATTEMPTS) || (kind === "evacuated" && evacuations > MAX_CALL_EVACUATIONS);
     if (kind === "fatal" || exhausted || report.call === undefined || meta.status !== "running") {
-      this.host.store.saveCall({ ...rec, failures, evacuations, enqueuedAt: report.enqueuedAt, admittedAt: report.admittedAt, finishedAt: report.finishedAt, error: error.message });
+      // The last attempt is a failed one too, whatever its kind (a 4xx ends the workflow on its first).
+      const all = kind === "retry" ? failures : [...failures, { instanceId: report.instanceId, code: error.code, message: error.message }];
+      this.host.store.saveCall({ ...rec, failures: kind === "evacuated" ? failures : all, evacuations, enqueuedAt: report.enqueuedAt, admittedAt: report.admittedAt, finishedAt: report.finishedAt, error: error.message });
       if (meta.status !== "running") return;
       const tries = exhausted && kind === "retry" ? ` (attempt ${failures.length} of ${MAX_CALL_ATTEMPTS}; earlier: ${rec.failures.map((f) => `${f.code} on ${f.instanceId}`).join(", ")})` : "";
       await this.host.finish(meta, "failed", { code: error.code, message: `call ${rec.id} on ${report.instanceId}: ${error.message}${tries}` });
@@ -53,7 +55,8 @@ export class Failover {
     }
     const dispatch = rec.dispatch + 1;
     this.host.store.saveCall({ ...rec, dispatch, failures, evacuations });
-    this.host.store.saveRedispatch({ call: { ...report.call, dispatch }, failedOn: report.instanceId });
+    const avoid = [...new Set([...failures.map((f) => f.instanceId), report.instanceId])];
+    this.host.store.saveRedispatch({ call: { ...report.call, dispatch }, avoid });
     await this.resume();
   }
 
@@ -83,7 +86,7 @@ export class Failover {
       return undefined;
     }
     try {
-      const placed = await this.host.env.COORDINATOR.getByName(meta.pool).redispatch(r.call, r.failedOn);
+      const placed = await this.host.env.COORDINATOR.getByName(meta.pool).redispatch(r.call, r.avoid);
       if (!placed.ok) {
         await this.host.alarmAt(Date.now() + REDISPATCH_RETRY_MS);
         return undefined;

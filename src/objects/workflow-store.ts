@@ -81,7 +81,8 @@ export type CallRecord = z.infer<typeof CallRecordSchema>;
 /** A call to send elsewhere: `instanceId` once the coordinator has bound it, so a retry after a restart enqueues it there. */
 export const RedispatchSchema = z.object({
   call: ReleasedCallSchema,
-  failedOn: z.string(),
+  /** The instances the call failed on or was handed back by, passed over while another can take it. */
+  avoid: z.array(z.string()).default([]),
   bound: z.object({ instanceId: z.string(), estimateS: z.number(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) }).optional(),
 });
 export type Redispatch = z.infer<typeof RedispatchSchema>;

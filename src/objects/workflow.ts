@@ -224,7 +224,7 @@ export class WorkflowObject extends DurableObject<Env> {
     for (const d of r.dispatched) {
       const c = d.call;
       this.store.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt, dispatch: 0, failures: [], evacuations: 0 });
-      this.store.saveRedispatch({ call: c, failedOn: "", bound: { instanceId: d.instanceId, estimateS: d.estimateS, queuePolicy: r.queuePolicy } });
+      this.store.saveRedispatch({ call: c, avoid: [], bound: { instanceId: d.instanceId, estimateS: d.estimateS, queuePolicy: r.queuePolicy } });
     }
     await this.failover.resume();
   }

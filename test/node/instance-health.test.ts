@@ -97,13 +97,17 @@ describe("dispatch under health", () => {
     expect(r.ok ? "ok" : r.error.code).toBe("no_healthy_instance");
   });
 
-  it("a re-sent call avoids the instance it failed on unless it is the only one", () => {
+  it("a re-sent call avoids the instances it failed on unless none other is left", () => {
     const call = { id: "w:0:0", workflowId: "w", stageIndex: 0, step: "b", inputTokens: 500, outputTokens: 50, expectedOutputTokens: 50, releasedAt: 0, budgetS: 10, deadlineS: 10 };
     for (const failedOn of ["a", "b"]) {
-      const r = new PoolScheduler([record("a", "A100"), record("b", "L40S")], policy, 0.7, 1).redispatch(call, 0, failedOn);
+      const r = new PoolScheduler([record("a", "A100"), record("b", "L40S")], policy, 0.7, 1).redispatch(call, 0, [failedOn]);
       expect(r.ok && r.dispatched.instanceId).toBe(failedOn === "a" ? "b" : "a");
     }
-    const alone = new PoolScheduler([record("a", "A100")], policy, 0.7, 1).redispatch(call, 0, "a");
+    const alone = new PoolScheduler([record("a", "A100")], policy, 0.7, 1).redispatch(call, 0, ["a"]);
     expect(alone.ok && alone.dispatched.instanceId).toBe("a");
+    // Every instance it failed on is passed over, not only the last: a third attempt does not go back to the first.
+    const three = new PoolScheduler([record("a", "A100"), record("b", "A100"), record("c", "L40S")], policy, 0.7, 1);
+    const r = three.redispatch(call, 0, ["a", "b"]);
+    expect(r.ok && r.dispatched.instanceId).toBe("c");
   });
 });

@@ -8,7 +8,7 @@ import { reset } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STEP } from "../../src/core/chess";
 import { MAX_CALL_ATTEMPTS } from "../../src/core/call-retry";
-import { admin, api, isProbe, sseCompletion, until } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20, requestTimeoutMs: 400 },
@@ -21,21 +21,11 @@ const CALLS = [
   { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
 ];
 
-type Call = { id: string; instance: string; output?: string; failures: { instanceId: string; code: string; message: string }[] };
+type Call = { id: string; instance: string; output?: string; attempts: number; failures: { instanceId: string; code: string; message: string }[] };
 type View = { id: string; status: string; error?: { code: string; message: string }; stages: { calls: Call[] }[] };
 
-async function submit(): Promise<string> {
-  const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "replay", calls: CALLS, sloMs: 10_000_000 }) });
-  expect(res.status).toBe(202);
-  return ((await res.json()) as { id: string }).id;
-}
-
-async function ended(id: string): Promise<View> {
-  return until(async () => {
-    const v = (await (await api(`/v1/workflows/${id}`)).json()) as View;
-    return v.status === "running" || v.status === "queued" ? undefined : v;
-  }, 10_000);
-}
+const submit = (): Promise<string> => submitReplay(CALLS);
+const ended = (id: string): Promise<View> => endedView<View>(id);
 
 const calls = (v: View): Call[] => v.stages.flatMap((s) => s.calls);
 
@@ -78,7 +68,7 @@ function upstream(faults: Record<string, Fault>) {
       case "cut":
         return cutStream();
       default:
-        return sseCompletion(Number(headers.get("x-hexflow-prompt-tokens") ?? 1), Number(headers.get("x-hexflow-output-tokens") ?? 1));
+        return hintedCompletion(headers);
     }
   });
   return executions;
@@ -129,6 +119,9 @@ describe("failover of a failed call to another instance", () => {
     const first = calls(v)[0];
     expect(executions.get(first?.id ?? "")).toHaveLength(MAX_CALL_ATTEMPTS);
     expect(first?.failures).toHaveLength(MAX_CALL_ATTEMPTS);
+    expect(first?.attempts).toBe(MAX_CALL_ATTEMPTS);
+    // Each attempt went to an instance the call had not failed on while there was one.
+    expect(new Set(first?.failures.slice(0, 2).map((f) => f.instanceId)).size).toBe(2);
     for (const ports of executions.values()) expect(ports.length).toBeLessThanOrEqual(MAX_CALL_ATTEMPTS);
   });
 
@@ -138,6 +131,7 @@ describe("failover of a failed call to another instance", () => {
     expect(v.status).toBe("failed");
     expect(v.error?.message).toMatch(/maximum context length/);
     expect([...executions.values()]).toEqual([[expect.any(String)]]);
+    expect(calls(v)[0]).toMatchObject({ attempts: 1, failures: [expect.objectContaining({ code: "upstream_error" })] });
   });
 
   it("ignores a repeated report and a stale one (an earlier dispatch) by call id and dispatch number", async () => {

@@ -28,6 +28,26 @@ export function sseCompletion(promptTokens: number, completionTokens: number): R
 /** The coordinator's health probe (GET /health), which a fake vLLM answers 200 without counting it as a call. */
 export const isProbe = (input: RequestInfo | URL): boolean => String(input instanceof Request ? input.url : input).endsWith("/health");
 
+/** The completion a replayed call asks for: its prompt and output lengths come as hint headers. */
+export function hintedCompletion(headers: Headers): Response {
+  return sseCompletion(Number(headers.get("x-hexflow-prompt-tokens") ?? 1), Number(headers.get("x-hexflow-output-tokens") ?? 1));
+}
+
+/** Starts a replay workflow as the test tenant (a loose SLO unless given) and answers its id; throws unless 202. */
+export async function submitReplay(calls: readonly { step: string; inputTokens: number; outputTokens: number }[], sloMs = 10_000_000): Promise<string> {
+  const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "replay", calls, sloMs }) });
+  if (res.status !== 202) throw new Error(`POST /v1/workflows answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+/** The workflow's view once it has ended (neither queued nor running). */
+export function endedView<V extends { status: string }>(id: string, timeoutMs = 10_000): Promise<V> {
+  return until(async () => {
+    const v = (await (await api(`/v1/workflows/${id}`)).json()) as V;
+    return v.status === "running" || v.status === "queued" ? undefined : v;
+  }, timeoutMs);
+}
+
 /** Spies on outbound fetch; every vLLM call answers at once with the hinted output length. */
 export function fakeVllm(onRequest: (url: string, body: Record<string, unknown>, headers: Headers) => void = () => {}) {
   return vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STEP } from "../../src/core/chess";
 import { HEALTH_DEFAULTS } from "../../src/core/instance-health";
 import { CoordinatorObject } from "../../src/objects/coordinator";
-import { admin, api, isProbe, sseCompletion, until } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -23,16 +23,8 @@ const CALLS = [
 type View = { id: string; status: string; stages: { calls: { id: string; instance: string; failures: unknown[] }[] }[] };
 type PoolView = { instances: { id: string; queued: number; running: number; health: { status: string; lastError: string | null } }[] };
 
-async function submit(): Promise<string> {
-  const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "replay", calls: CALLS, sloMs: 10_000_000 }) });
-  expect(res.status).toBe(202);
-  return ((await res.json()) as { id: string }).id;
-}
-const ended = (id: string): Promise<View> =>
-  until(async () => {
-    const v = (await (await api(`/v1/workflows/${id}`)).json()) as View;
-    return v.status === "running" || v.status === "queued" ? undefined : v;
-  }, 10_000);
+const submit = (): Promise<string> => submitReplay(CALLS);
+const ended = (id: string): Promise<View> => endedView<View>(id);
 const pool = async (): Promise<PoolView> => (await (await admin("/pools/default", "GET")).json()) as PoolView;
 const statusOf = async (id: string): Promise<string | undefined> => (await pool()).instances.find((i) => i.id === id)?.health.status;
 const coordinator = () => env.COORDINATOR.getByName("default");
@@ -48,8 +40,7 @@ function upstream() {
     const mode = state.calls[port];
     if (mode === "refused") throw new TypeError("connect ECONNREFUSED");
     while (mode === "gate" && !state.open) await new Promise((r) => setTimeout(r, 5));
-    const h = new Headers(init?.headers);
-    return sseCompletion(Number(h.get("x-hexflow-prompt-tokens") ?? 1), Number(h.get("x-hexflow-output-tokens") ?? 1));
+    return hintedCompletion(new Headers(init?.headers));
   });
   return { state, ports };
 }

@@ -11,7 +11,7 @@ import { GpuInstanceObject } from "../../src/objects/gpu-instance";
 import { WorkflowObject } from "../../src/objects/workflow";
 import { WorkflowStore } from "../../src/objects/workflow-store";
 import { completeCall } from "../../src/core/workflow-run";
-import { admin, api, isProbe, sseCompletion, until } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -20,13 +20,9 @@ const POOL = [
 const CALLS = [{ step: STEP.retriever, inputTokens: 301, outputTokens: 5 }];
 type View = { id: string; status: string; error?: { code: string; message: string }; stages: { calls: { id: string; instance: string; failures: { code: string; instanceId: string }[] }[] }[] };
 
-async function submit(): Promise<string> {
-  const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "replay", calls: CALLS, sloMs: 10_000_000 }) });
-  expect(res.status).toBe(202);
-  return ((await res.json()) as { id: string }).id;
-}
+const submit = (): Promise<string> => submitReplay(CALLS);
 const view = async (id: string): Promise<View> => (await (await api(`/v1/workflows/${id}`)).json()) as View;
-const ended = (id: string): Promise<View> => until(async () => ((await view(id)).status === "running" ? undefined : view(id)), 10_000);
+const ended = (id: string): Promise<View> => endedView<View>(id);
 
 /** vLLM whose generation waits until open() (every port), counting executions per call id. */
 function gatedUpstream() {
@@ -37,7 +33,7 @@ function gatedUpstream() {
     const id = h.get("x-hexflow-call-id") ?? "?";
     gate.executions.set(id, (gate.executions.get(id) ?? 0) + 1);
     while (!gate.open) await new Promise((r) => setTimeout(r, 5));
-    return sseCompletion(Number(h.get("x-hexflow-prompt-tokens") ?? 1), Number(h.get("x-hexflow-output-tokens") ?? 1));
+    return hintedCompletion(h);
   });
   return gate;
 }
@@ -89,7 +85,7 @@ describe("restarts", () => {
       if (rec === undefined || meta === undefined) throw new Error("no call record");
       store.saveCall({ ...rec, dispatch: 1, failures: [{ instanceId: rec.instanceId, code: "upstream_unreachable", message: "lost" }] });
       const { prompt: _p, ...spec } = meta.state.spec.stages[0]?.calls[0] ?? { step: "", inputTokens: 0, outputTokens: 1 };
-      store.saveRedispatch({ call: { ...spec, id: callId, workflowId: id, stageIndex: 0, expectedOutputTokens: 5, releasedAt: rec.releasedAt, budgetS: rec.budgetS, deadlineS: rec.deadlineS, dispatch: 1 }, failedOn: rec.instanceId });
+      store.saveRedispatch({ call: { ...spec, id: callId, workflowId: id, stageIndex: 0, expectedOutputTokens: 5, releasedAt: rec.releasedAt, budgetS: rec.budgetS, deadlineS: rec.deadlineS, dispatch: 1 }, avoid: [rec.instanceId] });
       const fresh = new WorkflowObject(state, env);
       await fresh.alarm();
     });
@@ -105,9 +101,8 @@ describe("restarts", () => {
 
   it("a stage release a restart interrupted resumes from the tick; each call runs once", async () => {
     const gate = gatedUpstream();
-    const two = [CALLS[0], { step: STEP.candidate, inputTokens: 900, outputTokens: 20 }];
-    const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "replay", calls: two, sloMs: 10_000_000 }) });
-    const id = ((await res.json()) as { id: string }).id;
+    const two = [...CALLS, { step: STEP.candidate, inputTokens: 900, outputTokens: 20 }];
+    const id = await submitReplay(two);
     const stub = env.WORKFLOW.getByName(id);
     const first = await until(async () => (await view(id)).stages[0]?.calls[0]?.id);
     await until(async () => ((gate.executions.get(first) ?? 0) > 0 ? true : undefined));
