@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
-import { getPolicy, POLICY_NAMES, type QueueName } from "../core/policies";
-import { InstanceRegistrationSchema, InstanceUpdateSchema, toInstanceInfo, toRecord, type InstanceRecord } from "../core/pool";
+import { getPolicy, type QueueName } from "../core/policies";
+import { InstanceUpdateSchema, toInstanceInfo, type InstanceRecord } from "../core/pool";
 import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
 import { baseSloSeconds } from "../core/slo";
 import type { ReleasedCall, WorkflowState } from "../core/workflow-run";
@@ -18,7 +18,8 @@ import { HealthMonitor } from "./health-monitor";
 import { requestRetune } from "./retune";
 import { ServiceObservationSchema } from "../core/calibration";
 import { WorkflowSampleSchema } from "../core/degradation";
-import { COORDINATOR_MIGRATIONS, DEFAULTS, loadSettings, PolicyUpdateSchema, poolView, saveSettings, type PoolView, type Settings, type TuningContext } from "./pool-settings";
+import { COORDINATOR_MIGRATIONS, DEFAULTS, loadSettings, poolView, saveSettings, type PoolView, type Settings, type TuningContext } from "./pool-settings";
+import { installedAlpha, newInstance, updatedPolicy } from "./pool-changes";
 
 export { PolicyUpdateSchema, type PoolView, type TuningContext } from "./pool-settings";
 
@@ -65,10 +66,6 @@ export class CoordinatorObject extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(Date.now() + this.monitor.config.probeIntervalMs);
   }
 
-  private async armProbes(): Promise<void> {
-    if (this.records().length > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + this.monitor.config.probeIntervalMs);
-  }
-
   /** Dispatch is rebuilt without (or with) the instances, and each is told whether to take work. */
   private async healthChanged(ids: readonly string[]): Promise<void> {
     this.registryChanged();
@@ -87,19 +84,15 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   async register(pool: string, input: unknown): Promise<Result<InstanceRecord>> {
-    const parsed = InstanceRegistrationSchema.safeParse(input);
-    if (!parsed.success) return err("invalid_request", z.prettifyError(parsed.error));
     const s = this.settings();
-    if (this.record(parsed.data.id) !== undefined) return err("conflict", `instance ${parsed.data.id} is already registered`);
-    if (s.timeScale !== null && this.records().length > 0 && s.timeScale !== parsed.data.timeScale) {
-      return err("conflict", `the pool runs at time scale ${s.timeScale}; instance has ${parsed.data.timeScale}`);
-    }
-    const rec = toRecord(parsed.data, Date.now());
+    const made = newInstance(input, this.records(), s, Date.now());
+    if (!made.ok) return made;
+    const rec = made.value;
     this.registry.insert(rec);
     this.saveSettings({ ...s, pool, timeScale: rec.timeScale });
     this.registryChanged();
     await this.configureInstance(rec);
-    await this.armProbes();
+    await rearmStoredAlarm(this.ctx.storage, Date.now() + this.monitor.config.probeIntervalMs);
     return ok(rec);
   }
 
@@ -130,14 +123,10 @@ export class CoordinatorObject extends DurableObject<Env> {
   }
 
   async setPolicy(input: unknown): Promise<Result<PoolView>> {
-    const parsed = PolicyUpdateSchema.safeParse(input);
-    if (!parsed.success) return err("invalid_request", z.prettifyError(parsed.error));
-    const s = this.settings();
-    const policy = parsed.data.policy ?? s.policy;
-    if (getPolicy(policy) === undefined) return err("invalid_request", `unknown policy "${policy}" (known: ${POLICY_NAMES.join(", ")})`);
-    const health = parsed.data.health === undefined ? s.health : { ...s.health, ...parsed.data.health };
-    this.saveSettings({ ...s, policy, alpha: parsed.data.alpha ?? s.alpha, alphaVersion: s.alphaVersion + 1, pinned: parsed.data.pinned ?? s.pinned, calibration: parsed.data.calibration ?? s.calibration, admission: parsed.data.admission ?? s.admission, ...(health === undefined ? {} : { health }) });
-    this.monitor.configure(health);
+    const updated = updatedPolicy(input, this.settings());
+    if (!updated.ok) return updated;
+    this.saveSettings(updated.value);
+    this.monitor.configure(updated.value.health);
     this.dispatch.invalidate();
     await Promise.all(this.records().map((r) => this.configureInstance(r)));
     return ok(this.pool());
@@ -148,19 +137,14 @@ export class CoordinatorObject extends DurableObject<Env> {
     return { pool, policy, alpha, alphaVersion, pinned, instances: this.calibratedRecords() };
   }
 
-  /**
-   * The tuner's install: refused when α is pinned, or when α changed since the tuner read it (its
-   * simulation compared against an α that is no longer current).
-   */
+  /** The tuner's install (pool-changes.ts installedAlpha says when it is refused). */
   installAlpha(alpha: number, basedOnVersion: number): Result<{ alphaVersion: number }> {
-    if (!Number.isFinite(alpha) || alpha < 0 || alpha > 1) return err("invalid_request", `α must be in [0, 1], got ${alpha}`);
-    const s = this.settings();
-    if (s.pinned) return err("conflict", "α is pinned for this pool: automatic tuning is off");
-    if (s.alphaVersion !== basedOnVersion) return err("conflict", `α changed meanwhile (version ${s.alphaVersion}, tuned against ${basedOnVersion})`);
-    this.saveSettings({ ...s, alpha, alphaVersion: s.alphaVersion + 1 });
+    const installed = installedAlpha(alpha, basedOnVersion, this.settings());
+    if (!installed.ok) return installed;
+    this.saveSettings(installed.value);
     // α only weighs dispatch scores: a new scheduler picks it up, the instances' queues are unaffected.
     this.dispatch.invalidate();
-    return ok({ alphaVersion: s.alphaVersion + 1 });
+    return ok({ alphaVersion: installed.value.alphaVersion });
   }
 
   /** The tuner calls this after every decision, installed or not: the degradation trigger rebases on it. */
