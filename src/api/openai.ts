@@ -3,7 +3,8 @@
  * one-call workflow, scheduled like any other (WorkflowObject → coordinator → instance queue), so
  * plain traffic competes for the same GPUs under the same policy. The answer streams from the
  * instance that runs the call (GpuInstanceObject.subscribe), to the client as OpenAI's SSE chunks
- * or collected into one body.
+ * or collected into one body; a call that fails over to another instance before writing anything is
+ * followed there (call-events.ts).
  *
  * `model` may be omitted; if given it must be a model an active instance of the pool serves (the
  * scheduler does not route by model, and the registry admits one model today), otherwise 404 as
@@ -13,8 +14,9 @@
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { toInstanceInfo } from "../core/pool";
-import { CallStreamEventSchema, type CallStreamEnd, type CallStreamEvent } from "../objects/call-streams";
+import type { CallStreamEvent } from "../objects/call-streams";
 import { instanceObjectName } from "../objects/names";
+import { CallFollower } from "./call-events";
 import { callFailure, openaiError, OpenAIShaper, sse, usage } from "./openai-format";
 import type { TenantEnv } from "./auth";
 import { startForTenant } from "./start-workflow";
@@ -40,50 +42,6 @@ const sleep = (ms: number): Promise<undefined> => new Promise((r) => setTimeout(
 
 function fail(c: Ctx, status: ContentfulStatusCode, code: string, message: string, param: string | null = null): Response {
   return c.json(openaiError(status, code, message, param), status);
-}
-
-/** The instance's newline-delimited events, one at a time; a stream that breaks or ends early becomes an error event. */
-class CallEvents {
-  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
-  private readonly decoder = new TextDecoder();
-  private buffer = "";
-  private ended = false;
-
-  constructor(stream: ReadableStream<Uint8Array>) {
-    this.reader = stream.getReader();
-  }
-
-  async next(): Promise<CallStreamEvent> {
-    const lost = (why: string): CallStreamEnd => ({ error: { code: "stream_lost", message: `the call's stream from its instance ${why}` } });
-    for (;;) {
-      const cut = this.buffer.indexOf("\n");
-      if (cut >= 0) {
-        const line = this.buffer.slice(0, cut);
-        this.buffer = this.buffer.slice(cut + 1);
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(line);
-        } catch {
-          return lost("sent a malformed event");
-        }
-        const e = CallStreamEventSchema.safeParse(parsed);
-        return e.success ? e.data : lost("sent a malformed event");
-      }
-      if (this.ended) return lost("ended before the call did (the instance restarted?)");
-      try {
-        const { value, done } = await this.reader.read();
-        if (done) this.ended = true;
-        else this.buffer += this.decoder.decode(value, { stream: true });
-      } catch (e) {
-        this.ended = true;
-        return lost(`broke: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-  }
-
-  cancel(): void {
-    this.reader.cancel().catch(() => {});
-  }
 }
 
 async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
@@ -123,15 +81,15 @@ async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
     const e = wv.value.meta.error;
     return fail(c, 503, e?.code ?? "unavailable", e?.message ?? "the call was not dispatched");
   }
-  const stream = await c.env.GPU_INSTANCE.getByName(instanceObjectName(pool.value, call.instanceId)).subscribe(call.id);
-  const events = new CallEvents(stream);
+  const subscribe = (instanceId: string, dispatch: number): Promise<ReadableStream<Uint8Array>> => c.env.GPU_INSTANCE.getByName(instanceObjectName(pool.value, instanceId)).subscribe(call.id, dispatch);
+  const events = new CallFollower(await subscribe(call.instanceId, call.dispatch), call.dispatch, subscribe, () => workflow.callPlace(tenant.id, call.id));
   const shaper = new OpenAIShaper(endpoint, id, req.model ?? served);
   // The client going away cancels the workflow, so a call still queued leaves its instance.
   const cancel = (): void => c.executionCtx.waitUntil(workflow.cancel(tenant.id).then(() => undefined, () => undefined));
   return req.stream ? streamed(c, req, events, shaper, cancel) : collected(c, events, shaper, cancel);
 }
 
-async function collected(c: Ctx, events: CallEvents, shaper: OpenAIShaper, cancel: () => void): Promise<Response> {
+async function collected(c: Ctx, events: CallFollower, shaper: OpenAIShaper, cancel: () => void): Promise<Response> {
   // Best effort: workerd signals a client disconnect on the request only where the runtime supports it.
   c.req.raw.signal.addEventListener("abort", () => {
     events.cancel();
@@ -149,7 +107,7 @@ async function collected(c: Ctx, events: CallEvents, shaper: OpenAIShaper, cance
   }
 }
 
-async function streamed(c: Ctx, req: OpenAIRequest, events: CallEvents, shaper: OpenAIShaper, cancel: () => void): Promise<Response> {
+async function streamed(c: Ctx, req: OpenAIRequest, events: CallFollower, shaper: OpenAIShaper, cancel: () => void): Promise<Response> {
   let pending: Promise<CallStreamEvent> | undefined = events.next();
   const first = await Promise.race([pending, sleep(FIRST_EVENT_WAIT_MS)]);
   if (first !== undefined && "error" in first) {

@@ -33,6 +33,8 @@ const RETAIN_MS = 60_000;
 const UNKNOWN_CALL_GRACE_MS = 10_000;
 
 interface Entry {
+  /** The call's dispatch (core/call-retry): a re-sent call starts a new entry, its earlier attempt's text is not its text. */
+  dispatch: number;
   text: string;
   end: CallStreamEnd | undefined;
   wake: (() => void)[];
@@ -46,8 +48,8 @@ export class CallStreams {
   private readonly entries = new Map<string, Entry>();
 
   /** Starts keeping a call's text, so a late subscriber gets all of it; without it only subscribed calls keep text. */
-  open(callId: string): void {
-    const e = this.entry(callId);
+  open(callId: string, dispatch = 0): void {
+    const e = this.entry(callId, dispatch);
     if (e.end === undefined) this.clearTimer(e);
   }
 
@@ -69,10 +71,13 @@ export class CallStreams {
     this.notify(e);
   }
 
-  /** `held`: the instance has the call queued or running; otherwise it gets a grace period to arrive. */
-  subscribe(callId: string, held: boolean): ReadableStream<Uint8Array> {
-    const existed = this.entries.has(callId);
-    const e = this.entry(callId);
+  /**
+   * `held`: the instance has the call queued or running; otherwise it gets a grace period to arrive. `dispatch`:
+   * the attempt the subscriber follows; an entry of an earlier one is not it (a re-send to this same instance).
+   */
+  subscribe(callId: string, held: boolean, dispatch = 0): ReadableStream<Uint8Array> {
+    const existed = (this.entries.get(callId)?.dispatch ?? -1) >= dispatch;
+    const e = this.entry(callId, dispatch);
     if (!existed && !held) {
       e.timer = setTimeout(() => this.end(callId, { error: { code: "not_found", message: `call ${callId} is not on this instance` } }), UNKNOWN_CALL_GRACE_MS);
     }
@@ -100,12 +105,16 @@ export class CallStreams {
     });
   }
 
-  private entry(callId: string): Entry {
-    let e = this.entries.get(callId);
-    if (e === undefined) {
-      e = { text: "", end: undefined, wake: [], timer: undefined };
-      this.entries.set(callId, e);
+  private entry(callId: string, dispatch: number): Entry {
+    const old = this.entries.get(callId);
+    if (old !== undefined && old.dispatch >= dispatch) return old;
+    if (old !== undefined) {
+      // Its subscribers see it end (a re-send supersedes an attempt whose end this instance never saw).
+      if (old.end === undefined) this.end(callId, { error: { code: "superseded", message: "the call was sent again" } });
+      this.clearTimer(old);
     }
+    const e: Entry = { dispatch, text: "", end: undefined, wake: [], timer: undefined };
+    this.entries.set(callId, e);
     return e;
   }
 

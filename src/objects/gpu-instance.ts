@@ -90,7 +90,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
     for (const { call, estimateS } of items) {
       if (this.queue.has(call.id) || this.running.has(call.id)) continue;
       // Real calls keep their text from the start, for a caller that subscribes late; replayed ones only when subscribed.
-      if (call.prompt !== undefined || call.messages !== undefined) this.streams.open(call.id);
+      if (call.prompt !== undefined || call.messages !== undefined) this.streams.open(call.id, call.dispatch ?? 0);
       const entry = this.queue.push(call, estimateS, now);
       this.ctx.storage.sql.exec("INSERT INTO queue (call_id, json) VALUES (?, ?)", call.id, JSON.stringify(entry));
     }
@@ -112,8 +112,8 @@ export class GpuInstanceObject extends DurableObject<Env> {
   }
 
   /** The call's text as it streams from vLLM, as newline-delimited JSON events (see call-streams.ts). */
-  subscribe(callId: string): ReadableStream<Uint8Array> {
-    return this.streams.subscribe(callId, this.queue.has(callId) || this.running.has(callId));
+  subscribe(callId: string, dispatch = 0): ReadableStream<Uint8Array> {
+    return this.streams.subscribe(callId, this.queue.has(callId) || this.running.has(callId), dispatch);
   }
 
   stats(): { queued: number; running: number; queuePolicy: string; admissions: Admission[] } {

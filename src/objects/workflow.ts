@@ -174,6 +174,15 @@ export class WorkflowObject extends DurableObject<Env> {
     return ok({ status: "cancelled" });
   }
 
+  /** Where a call is now, for a caller following its text across a failover (api/call-events.ts). */
+  callPlace(tenant: string, callId: string): Result<{ status: string; dispatch: number; instanceId: string | null }> {
+    const meta = this.meta();
+    const rec = this.store.call(callId);
+    if (meta === undefined || meta.tenant !== tenant || rec === undefined) return err("not_found", "no such call");
+    const resend = this.store.redispatches().find((r) => r.call.id === callId);
+    return ok({ status: meta.status, dispatch: rec.dispatch, instanceId: resend === undefined ? rec.instanceId : (resend.bound?.instanceId ?? null) });
+  }
+
   /** Another tenant's workflow answers exactly as a missing one. */
   view(tenant: string): Result<{ meta: WorkflowMeta; calls: CallRecord[] }> {
     const meta = this.meta();

@@ -35,6 +35,23 @@ describe("CallStreams: a call's live text fanned out to subscribers", () => {
     expect(await sub.next()).toBe("end");
   });
 
+  it("a call sent again to the same instance starts a new stream: its subscriber never sees the earlier attempt's end", async () => {
+    const s = new CallStreams();
+    s.open("c9", 0);
+    const first = events(s.subscribe("c9", true, 0));
+    s.end("c9", { error: { code: "upstream_error", message: "503" } });
+    expect(await first.next()).toEqual({ error: { code: "upstream_error", message: "503" } });
+    // The follower subscribes to dispatch 1 before the instance has it queued, then it arrives and runs.
+    const second = events(s.subscribe("c9", false, 1));
+    s.open("c9", 1);
+    s.delta("c9", "ok");
+    s.end("c9", DONE);
+    expect(await second.next()).toEqual({ delta: "ok" });
+    expect(await second.next()).toEqual(DONE);
+    // A subscriber of the earlier dispatch, now, gets the current stream (nothing older is kept).
+    expect(await events(s.subscribe("c9", false, 0)).next()).toEqual({ delta: "ok" });
+  });
+
   it("gives a subscriber that arrives after the end the whole text and the end; two subscribers see the same", async () => {
     const s = new CallStreams();
     s.open("c2");

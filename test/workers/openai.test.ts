@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, reset, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/api/app";
-import { admin, api, until } from "./helpers";
+import { admin, api, hintedCompletion, isProbe, until } from "./helpers";
 import { TEST_KEY } from "./tenant-fixture";
 
 const POOL = [{ id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 }];
@@ -238,6 +238,28 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
       expect(e.error.message).toContain("500");
       expect((await workflowOf(res)).status).toBe("failed");
     }
+  });
+
+  it.each([false, true])("follows a call that fails before writing anything to its next attempt: one answer, stream %s", async (stream) => {
+    // The first attempt meets a 503 (retried, core/call-retry); the second streams the answer.
+    let generations = 0;
+    const inner = streamingVllm();
+    inner.spy.mockRestore();
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      if (isProbe(input)) return new Response(null);
+      generations += 1;
+      if (generations === 1) return Response.json({ error: { message: "engine restarting", type: "ServiceUnavailableError", param: null, code: 503 } }, { status: 503 });
+      return hintedCompletion(new Headers(init?.headers));
+    });
+    const res = await post("/v1/completions", { prompt: "x", max_tokens: 3, stream });
+    expect(res.status).toBe(200);
+    const body = stream ? (await sseData(res)).join("\n") : JSON.stringify(await res.json());
+    expect(body).not.toMatch(/error/);
+    expect(body).toMatch(/tok/);
+    expect(generations).toBe(2);
+    const v = (await workflowOf(res)) as WorkflowView & { stages: { calls: { attempts: number }[] }[] };
+    expect(v.status).toBe("succeeded");
+    expect(v.stages[0]?.calls[0]?.attempts).toBe(2);
   });
 
   /** One slot on a100-0, held by a call vLLM does not answer until `release()`: the next call waits in hexflow's queue. */
