@@ -12,6 +12,7 @@ import { buildWorkload } from "../../src/sim/workload";
 import { TERMINAL_STATUSES, fetchTraceRows, pollWorkflow, setEmulatorFault, submitWithKey, type TraceRows } from "./chaos-client";
 import { chaosFigures, chaosVerdict, readCallLogs, type ChaosFigures, type PlannedWorkflow } from "./chaos-check";
 import { chaosSchedule, describeAction, type ChaosAction, type ChaosSchedule } from "./chaos-schedule";
+import { adminFetch } from "./admin-client";
 import { localOrigin } from "./cli";
 import { replayRequest } from "./replay";
 import { startStack, type Stack } from "./stack";
@@ -191,6 +192,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     // marked replayed); then the traces (their rows are written by an alarm after the end).
     await pollRound();
     const accepted = planned.filter((p) => p.submit?.ids[0] !== undefined);
+    const open = accepted.filter((p) => !(p.final?.kind === "view" && TERMINAL_STATUSES.has(p.final.view.status)));
+    // For the post-mortem of a lost workflow: where the pool's instances stand now (health, queued, running).
+    if (open.length > 0) process.stderr.write(`chaos: ${open.length} accepted workflows have not ended; the pool now: ${await (await adminFetch(stack.url, stack.adminToken, `/pools/${stack.pool}`)).text().catch(() => "unreadable")}\n`);
     for (let k = 0; k < accepted.length; k += 4) {
       await Promise.all(
         accepted.slice(k, k + 4).map(async (p) => {
