@@ -37,6 +37,7 @@ export function classifyFailure(e: CallError): CallFailureKind {
     case "upstream_timeout":
     case "upstream_bad_response":
     case "instance_restarted":
+    case "call_lost":
       return "retry";
     case "upstream_error":
       if (e.status === undefined || e.status >= 500 || e.status === 408 || e.status === 429) return "retry";

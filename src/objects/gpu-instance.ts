@@ -116,6 +116,17 @@ export class GpuInstanceObject extends DurableObject<Env> {
     return this.streams.subscribe(callId, this.queue.has(callId) || this.running.has(callId), dispatch);
   }
 
+  /**
+   * Which of these calls the instance still holds (queued, running, or its report not yet delivered). A workflow
+   * without progress asks; the ask also wakes an instance whose watchdog alarm a local restart lost.
+   */
+  async holds(callIds: string[]): Promise<string[]> {
+    const reported = this.outbox.callIds();
+    const at = await this.ctx.storage.getAlarm();
+    if (this.queue.size + this.running.size + reported.size > 0 && (at === null || at < Date.now() - WATCHDOG_MS)) await this.ctx.storage.setAlarm(Date.now());
+    return callIds.filter((id) => this.queue.has(id) || this.running.has(id) || reported.has(id));
+  }
+
   stats(): { queued: number; running: number; queuePolicy: string; admissions: Admission[] } {
     return { queued: this.queue.size, running: this.running.size, queuePolicy: this.queue.policy.name, admissions: admissions(this.ctx.storage.sql) };
   }

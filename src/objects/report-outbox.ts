@@ -44,6 +44,11 @@ export class ReportOutbox {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
   }
 
+  /** The calls whose reports wait here. */
+  callIds(): Set<string> {
+    return new Set(this.sql.exec<{ key: string }>("SELECT key FROM outbox").toArray().map((r) => r.key.slice(0, r.key.lastIndexOf("#"))));
+  }
+
   /** Stores the report for `flush` (the instance's alarm) to send. */
   put(r: CallReport): string {
     const key = `${r.callId}#${r.dispatch}`;

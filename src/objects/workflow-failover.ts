@@ -17,6 +17,8 @@ import type { CallRecord, Redispatch, WorkflowMeta, WorkflowStore } from "./work
 
 /** Real milliseconds before a re-send the pool could not place (no healthy instance) is tried again. */
 export const REDISPATCH_RETRY_MS = 2_000;
+/** Real milliseconds without progress after which the workflow asks the instances whether they still hold its calls. */
+const RECONCILE_AFTER_MS = 30_000;
 
 export interface FailoverHost {
   env: Env;
@@ -27,6 +29,8 @@ export interface FailoverHost {
   progressed(): void;
   alarmAt(ms: number): Promise<void>;
 }
+
+type Bound = Redispatch & { bound: NonNullable<Redispatch["bound"]> };
 
 const running = (m: WorkflowMeta | undefined): m is WorkflowMeta => m !== undefined && (m.status === "running" || m.status === "queued");
 
@@ -64,12 +68,14 @@ export class Failover {
    * Sends every pending send on: a stage's calls just released (bound already) and re-sends (bound here
    * first). Calls bound to one instance go in one enqueue. One the pool cannot place yet waits for the alarm.
    */
-  async resume(): Promise<void> {
-    const pending = this.host.store.redispatches().filter((r) => !this.inFlight.has(r.call.id));
+  async resume(idleMs = 0): Promise<void> {
+    const all = this.host.store.redispatches().filter((r) => !this.inFlight.has(r.call.id));
+    if (idleMs >= RECONCILE_AFTER_MS) await this.reconcile(all.filter((r) => r.sentAtMs !== undefined && Date.now() - r.sentAtMs >= RECONCILE_AFTER_MS));
+    const pending = all.filter((r) => r.sentAtMs === undefined);
     for (const r of pending) this.inFlight.add(r.call.id);
     try {
       const bound = await Promise.all(pending.map((r) => this.bind(r)));
-      const byInstance = new Map<string, Required<Redispatch>[]>();
+      const byInstance = new Map<string, Bound[]>();
       for (const r of bound) if (r !== undefined) byInstance.set(r.bound.instanceId, [...(byInstance.get(r.bound.instanceId) ?? []), r]);
       await Promise.all([...byInstance.values()].map((group) => this.enqueue(group)));
     } finally {
@@ -78,7 +84,7 @@ export class Failover {
   }
 
   /** The entry with its instance, asking the coordinator when it has none yet; undefined when it must wait. */
-  private async bind(r: Redispatch): Promise<Required<Redispatch> | undefined> {
+  private async bind(r: Redispatch): Promise<Bound | undefined> {
     if (r.bound !== undefined) return { ...r, bound: r.bound };
     const meta = this.host.meta();
     if (!running(meta)) {
@@ -99,7 +105,7 @@ export class Failover {
     }
   }
 
-  private async enqueue(group: Required<Redispatch>[]): Promise<void> {
+  private async enqueue(group: Bound[]): Promise<void> {
     const { env, store } = this.host;
     const first = group[0];
     const meta = this.host.meta();
@@ -121,10 +127,33 @@ export class Failover {
       }
       // Idempotent at the instance (it skips a call id it holds), so a repeat after a restart does no harm.
       await env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).enqueue(live.map((r) => ({ call: r.call, estimateS: r.bound.estimateS })), queuePolicy);
-      for (const r of live) store.dropRedispatch(r.call.id);
+      const sentAtMs = Date.now();
+      for (const r of live) if (store.call(r.call.id)?.finishedAt === undefined) store.saveRedispatch({ ...r, sentAtMs });
       this.host.progressed();
     } catch (e) {
       await this.retryLater(first.call.id, e);
+    }
+  }
+
+  /**
+   * Calls sent long ago that the workflow still waits on, checked with their instances (which the check also
+   * wakes: a woken instance re-arms its watchdog). One its instance no longer holds, queued, running or in its
+   * outbox, was lost on the way or with a restart: it goes out again as a failed attempt.
+   */
+  private async reconcile(sent: Redispatch[]): Promise<void> {
+    const meta = this.host.meta();
+    if (!running(meta) || sent.length === 0) return;
+    const byInstance = new Map<string, Redispatch[]>();
+    for (const r of sent) if (r.bound !== undefined) byInstance.set(r.bound.instanceId, [...(byInstance.get(r.bound.instanceId) ?? []), r]);
+    for (const [instanceId, group] of byInstance) {
+      const held = new Set(await this.host.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).holds(group.map((r) => r.call.id)).catch(() => group.map((r) => r.call.id)));
+      for (const r of group) {
+        const rec = this.host.store.call(r.call.id);
+        const now = this.host.meta();
+        if (held.has(r.call.id) || rec === undefined || rec.finishedAt !== undefined || rec.dispatch !== (r.call.dispatch ?? 0) || !running(now)) continue;
+        const error = { code: "call_lost", message: `its instance ${instanceId} no longer held it` };
+        await this.failed(now, rec, { callId: rec.id, workflowId: r.call.workflowId, dispatch: rec.dispatch, instanceId, enqueuedAt: r.call.releasedAt, admittedAt: r.call.releasedAt, finishedAt: r.call.releasedAt, laxityS: 0, outcome: { ok: false, error }, call: r.call });
+      }
     }
   }
 

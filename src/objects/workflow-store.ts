@@ -78,12 +78,14 @@ const CallRecordSchema = z.object({
 });
 export type CallRecord = z.infer<typeof CallRecordSchema>;
 
-/** A call to send elsewhere: `instanceId` once the coordinator has bound it, so a retry after a restart enqueues it there. */
+/** A call to send (bound to its instance once the coordinator placed it, so a retry after a restart enqueues it there), then sent. */
 export const RedispatchSchema = z.object({
   call: ReleasedCallSchema,
   /** The instances the call failed on or was handed back by, passed over while another can take it. */
   avoid: z.array(z.string()).default([]),
   bound: z.object({ instanceId: z.string(), estimateS: z.number(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) }).optional(),
+  /** Real ms when its instance took it; kept until the call ends, so a call its instance lost can go out again. */
+  sentAtMs: z.number().optional(),
 });
 export type Redispatch = z.infer<typeof RedispatchSchema>;
 

@@ -97,6 +97,7 @@ export class WorkflowObject extends DurableObject<Env> {
       return;
     }
     meta.progressAtMs = Date.now();
+    this.store.dropRedispatch(report.callId);
     this.store.saveCall({
       ...rec,
       enqueuedAt: report.enqueuedAt,
@@ -134,7 +135,7 @@ export class WorkflowObject extends DurableObject<Env> {
         const on = meta.waiting ?? (waiting.join(", ") || "no call");
         await this.finish(meta, "failed", { code: "stalled", message: `no progress for ${Math.round(idleMs / 1000)} s (bound ${this.stallMs() / 1000} s); waiting on ${on}` });
       } else if (meta.waiting !== undefined || this.releaseOwed(meta, idleMs)) await this.releaseNext(meta);
-      else await this.failover.resume();
+      else await this.failover.resume(idleMs);
     }
     meta = this.meta();
     if (meta?.text2sql !== undefined && meta.status === "running" && meta.state.pending.length === 0) {
@@ -152,7 +153,7 @@ export class WorkflowObject extends DurableObject<Env> {
   /** A release a restart interrupted leaves a finished stage, nothing pending and nothing being sent. */
   private releaseOwed(meta: WorkflowMeta, idleMs: number): boolean {
     const { pending, stageIndex, spec } = meta.state;
-    return meta.text2sql === undefined && !this.releasing && idleMs >= TICK_MS && pending.length === 0 && stageIndex + 1 < spec.stages.length && this.store.redispatches().length === 0;
+    return meta.text2sql === undefined && !this.releasing && idleMs >= TICK_MS && pending.length === 0 && stageIndex + 1 < spec.stages.length && this.store.redispatches().every((r) => r.sentAtMs !== undefined);
   }
 
   /** The one alarm serves every timer: it is moved earlier, never later (the handler re-arms what remains). */
@@ -179,7 +180,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const meta = this.meta();
     const rec = this.store.call(callId);
     if (meta === undefined || meta.tenant !== tenant || rec === undefined) return err("not_found", "no such call");
-    const resend = this.store.redispatches().find((r) => r.call.id === callId);
+    const resend = this.store.redispatches().find((r) => r.call.id === callId && r.sentAtMs === undefined);
     return ok({ status: meta.status, dispatch: rec.dispatch, instanceId: resend === undefined ? rec.instanceId : (resend.bound?.instanceId ?? null) });
   }
 

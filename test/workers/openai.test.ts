@@ -268,7 +268,8 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     let released = false;
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => {
       while (!released) await new Promise((r) => setTimeout(r, 10));
-      return Response.json({ error: { message: "done waiting" } }, { status: 500 });
+      // A 400 ends the held call at once (a 5xx would be retried: core/call-retry).
+      return Response.json({ error: { message: "done waiting" } }, { status: 400 });
     });
     const queue = async () => (await (await admin("/pools/default/instances/a100-0/queue", "GET")).json()) as { queued: number; running: number };
     const busy = post("/v1/completions", { prompt: "first", max_tokens: 4 });
@@ -293,7 +294,7 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     expect(v.status).toBe("cancelled");
     expect((await queue()).queued).toBe(0);
     release();
-    expect((await busy).status).toBe(502);
+    expect((await busy).status).toBe(400);
   }, 20_000);
 
   it("cancels the workflow when a non-streamed client goes away (request.signal, enable_request_signal)", async () => {
@@ -306,7 +307,7 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     abort.abort();
     await until(async () => ((await queue()).queued === 0 ? true : undefined));
     release();
-    expect((await busy).status).toBe(502);
+    expect((await busy).status).toBe(400);
     await Promise.resolve(pending).catch(() => undefined);
     await waitOnExecutionContext(ctx);
   }, 20_000);

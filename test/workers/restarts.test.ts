@@ -124,6 +124,35 @@ describe("restarts", () => {
     expect([gate.executions.get(first), gate.executions.get(second)]).toEqual([1, 1]);
   });
 
+  it("a call its instance lost (neither queued, running nor reported) is found by the tick and sent again", async () => {
+    const gate = gatedUpstream();
+    await admin("/pools/default/instances/l40s-1/drain", "POST");
+    await admin("/pools/default/instances/a100-0", "PATCH", { maxConcurrency: 1 });
+    const ids = [await submit(), await submit()];
+    const a100 = env.GPU_INSTANCE.getByName("default/a100-0");
+    await until(async () => ((await a100.stats()).queued === 1 ? true : undefined));
+    const lostId = ids[1] ?? "";
+    const lost = await until(async () => (await view(lostId)).stages[0]?.calls[0]?.id);
+    expect(await a100.holds([lost])).toEqual([lost]);
+    // What losing it looks like: the instance drops it without a word (its cancel reports nothing).
+    expect(await a100.cancel([lost])).toEqual([lost]);
+    expect(await a100.holds([lost])).toEqual([]);
+    const stub = env.WORKFLOW.getByName(lostId);
+    await runInDurableObject(stub, async (_obj, state) => {
+      const store = new WorkflowStore(state.storage.sql);
+      const meta = store.meta();
+      if (meta === undefined) throw new Error("no meta");
+      store.saveMeta({ ...meta, progressAtMs: Date.now() - 60_000 });
+      for (const r of store.redispatches()) store.saveRedispatch({ ...r, sentAtMs: Date.now() - 60_000 });
+    });
+    await runDurableObjectAlarm(stub);
+    gate.open = true;
+    for (const id of ids) expect((await ended(id)).status).toBe("succeeded");
+    const call = (await view(lostId)).stages[0]?.calls[0];
+    expect(call?.failures).toEqual([expect.objectContaining({ code: "call_lost", instanceId: "a100-0" })]);
+    expect(gate.executions.get(lost)).toBe(1);
+  });
+
   it("the watchdog fails a workflow with no progress for the bound, naming what it waited on, once", async () => {
     gatedUpstream();
     const id = await submit();
