@@ -3,6 +3,7 @@
  * WorkflowObject stored, and the reference trace format (src/core/chess.ts) rebuilt from such rows so
  * production traffic can be replayed in the simulator. Pure: the object and the admin route do the I/O.
  */
+import { groupBy } from "./group-by";
 import { z } from "zod";
 import type { TraceEntry } from "./chess";
 
@@ -178,8 +179,7 @@ export interface ReferenceExport {
  * its calls in call order (stage, then place) with their input and produced output lengths.
  */
 export function referenceExport(workflows: readonly WorkflowTraceRow[], calls: readonly CallTraceRow[]): ReferenceExport {
-  const byWorkflow = new Map<string, CallTraceRow[]>();
-  for (const c of calls) byWorkflow.set(c.workflow_id, [...(byWorkflow.get(c.workflow_id) ?? []), c]);
+  const byWorkflow = groupBy(calls, (c) => c.workflow_id);
   const out: ReferenceExport = { trace: [], arrivals_s: [], workflow_ids: [], skipped: 0 };
   const sorted = [...workflows].sort((a, b) => a.arrival_s - b.arrival_s || a.workflow_id.localeCompare(b.workflow_id));
   for (const w of sorted) {

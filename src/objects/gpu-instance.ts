@@ -67,11 +67,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO config (key, json) VALUES ('config', ?)", JSON.stringify(this.config));
     if (this.queue.policy.name !== queuePolicy) this.rekey(queuePolicy);
     if (!this.accepting()) {
-      const evacuated = [...this.queue.entries()];
-      for (const q of evacuated) {
-        this.queue.remove(q.call.id);
-        this.ctx.storage.sql.exec("DELETE FROM queue WHERE call_id = ?", q.call.id);
-      }
+      const evacuated = [...this.queue.entries()].flatMap((q) => this.dequeue(q.call.id) ?? []);
       await Promise.all(evacuated.map((q) => this.evacuate(q)));
     }
     this.pump();
@@ -103,8 +99,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
   cancel(callIds: string[]): string[] {
     const removed: string[] = [];
     for (const id of callIds) {
-      if (this.queue.remove(id) === undefined) continue;
-      this.ctx.storage.sql.exec("DELETE FROM queue WHERE call_id = ?", id);
+      if (this.dequeue(id) === undefined) continue;
       this.streams.end(id, { error: { code: "cancelled", message: "the call's workflow was cancelled" } });
       removed.push(id);
     }
@@ -153,6 +148,13 @@ export class GpuInstanceObject extends DurableObject<Env> {
   private async arm(): Promise<void> {
     if (this.queue.size + this.running.size === 0 && this.outbox.size === 0) return;
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + WATCHDOG_MS);
+  }
+
+  /** Takes a queued call out of the queue, in memory and in storage. */
+  private dequeue(callId: string): QueuedCall | undefined {
+    const q = this.queue.remove(callId);
+    if (q !== undefined) this.ctx.storage.sql.exec("DELETE FROM queue WHERE call_id = ?", callId);
+    return q;
   }
 
   private accepting(): boolean {

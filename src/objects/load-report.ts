@@ -10,10 +10,10 @@ const LOAD_REPORT_MS = 10;
  */
 export type CallOutcome = { callId: string; ok: true } | { callId: string; ok: false; fault: string | null };
 
-type Batch = { started: { callId: string; atS: number }[]; finished: string[]; services: ServiceObservation[]; outcomes: CallOutcome[] };
-type Send = (started: Batch["started"], finished: Batch["finished"], services: Batch["services"], outcomes: Batch["outcomes"]) => Promise<void> | undefined;
+type Batch = { started: { callId: string; atS: number }[]; services: ServiceObservation[]; outcomes: CallOutcome[] };
+type Send = (started: Batch["started"], finished: string[], services: Batch["services"], outcomes: Batch["outcomes"]) => Promise<void> | undefined;
 
-const empty = (): Batch => ({ started: [], finished: [], services: [], outcomes: [] });
+const empty = (): Batch => ({ started: [], services: [], outcomes: [] });
 
 /**
  * Starts and finishes reach the coordinator in batches, at most one RPC per LOAD_REPORT_MS: its
@@ -35,7 +35,6 @@ export class LoadReporter {
   }
 
   finished(outcome: CallOutcome, service?: ServiceObservation): void {
-    this.batch.finished.push(outcome.callId);
     this.batch.outcomes.push(outcome);
     if (service !== undefined) this.batch.services.push(service);
     this.schedule();
@@ -47,10 +46,9 @@ export class LoadReporter {
       this.timer = undefined;
       const batch = this.batch;
       this.batch = empty();
-      if (batch.started.length + batch.finished.length === 0) return;
-      this.send(batch.started, batch.finished, batch.services, batch.outcomes)?.catch(() => {
+      if (batch.started.length + batch.outcomes.length === 0) return;
+      this.send(batch.started, batch.outcomes.map((o) => o.callId), batch.services, batch.outcomes)?.catch(() => {
         this.batch.started.unshift(...batch.started);
-        this.batch.finished.unshift(...batch.finished);
         this.batch.services.unshift(...batch.services);
         this.batch.outcomes.unshift(...batch.outcomes);
         this.schedule();

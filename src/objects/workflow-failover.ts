@@ -13,7 +13,8 @@
 import { classifyFailure, MAX_CALL_ATTEMPTS, MAX_CALL_EVACUATIONS } from "../core/call-retry";
 import type { CallReport } from "./report-outbox";
 import { instanceObjectName } from "./names";
-import type { CallRecord, Redispatch, WorkflowMeta, WorkflowStore } from "./workflow-store";
+import { groupBy } from "../core/group-by";
+import { isLive as running, type CallRecord, type Redispatch, type WorkflowMeta, type WorkflowStore } from "./workflow-store";
 
 /** Real milliseconds before a re-send the pool could not place (no healthy instance) is tried again. */
 export const REDISPATCH_RETRY_MS = 2_000;
@@ -32,7 +33,6 @@ export interface FailoverHost {
 
 type Bound = Redispatch & { bound: NonNullable<Redispatch["bound"]> };
 
-const running = (m: WorkflowMeta | undefined): m is WorkflowMeta => m !== undefined && (m.status === "running" || m.status === "queued");
 
 export class Failover {
   /** Re-sends under way in this object's life: a second trigger (a report, the alarm) leaves them alone. */
@@ -45,13 +45,12 @@ export class Failover {
     if (report.outcome.ok) return;
     const error = report.outcome.error;
     const kind = classifyFailure(error);
-    const failures = kind === "retry" ? [...rec.failures, { instanceId: report.instanceId, code: error.code, message: error.message }] : rec.failures;
+    // Every executed attempt that failed is recorded; a call handed back unrun was not an attempt.
+    const failures = kind === "evacuated" ? rec.failures : [...rec.failures, { instanceId: report.instanceId, code: error.code, message: error.message }];
     const evacuations = rec.evacuations + (kind === "evacuated" ? 1 : 0);
     const exhausted = (kind === "retry" && failures.length >= MAX_CALL_ATTEMPTS) || (kind === "evacuated" && evacuations > MAX_CALL_EVACUATIONS);
     if (kind === "fatal" || exhausted || report.call === undefined || meta.status !== "running") {
-      // The last attempt is a failed one too, whatever its kind (a 4xx ends the workflow on its first).
-      const all = kind === "retry" ? failures : [...failures, { instanceId: report.instanceId, code: error.code, message: error.message }];
-      this.host.store.saveCall({ ...rec, failures: kind === "evacuated" ? failures : all, evacuations, enqueuedAt: report.enqueuedAt, admittedAt: report.admittedAt, finishedAt: report.finishedAt, error: error.message });
+      this.host.store.saveCall({ ...rec, failures, evacuations, enqueuedAt: report.enqueuedAt, admittedAt: report.admittedAt, finishedAt: report.finishedAt, error: error.message });
       if (meta.status !== "running") return;
       const tries = exhausted && kind === "retry" ? ` (attempt ${failures.length} of ${MAX_CALL_ATTEMPTS}; earlier: ${rec.failures.map((f) => `${f.code} on ${f.instanceId}`).join(", ")})` : "";
       await this.host.finish(meta, "failed", { code: error.code, message: `call ${rec.id} on ${report.instanceId}: ${error.message}${tries}` });
@@ -75,8 +74,7 @@ export class Failover {
     for (const r of pending) this.inFlight.add(r.call.id);
     try {
       const bound = await Promise.all(pending.map((r) => this.bind(r)));
-      const byInstance = new Map<string, Bound[]>();
-      for (const r of bound) if (r !== undefined) byInstance.set(r.bound.instanceId, [...(byInstance.get(r.bound.instanceId) ?? []), r]);
+      const byInstance = groupBy(bound.filter((r) => r !== undefined), (r) => r.bound.instanceId);
       await Promise.all([...byInstance.values()].map((group) => this.enqueue(group)));
     } finally {
       for (const r of pending) this.inFlight.delete(r.call.id);
@@ -143,9 +141,8 @@ export class Failover {
   private async reconcile(sent: Redispatch[]): Promise<void> {
     const meta = this.host.meta();
     if (!running(meta) || sent.length === 0) return;
-    const byInstance = new Map<string, Redispatch[]>();
-    for (const r of sent) if (r.bound !== undefined) byInstance.set(r.bound.instanceId, [...(byInstance.get(r.bound.instanceId) ?? []), r]);
-    for (const [instanceId, group] of byInstance) {
+    for (const [instanceId, group] of groupBy(sent, (r) => r.bound?.instanceId)) {
+      if (instanceId === undefined) continue;
       const held = new Set(await this.host.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).holds(group.map((r) => r.call.id)).catch(() => group.map((r) => r.call.id)));
       for (const r of group) {
         const rec = this.host.store.call(r.call.id);

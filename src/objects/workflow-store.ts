@@ -163,6 +163,9 @@ export class WorkflowStore {
   }
 }
 
+/** Not ended yet: queued (its first stage not placed) or running. */
+export const isLive = (m: WorkflowMeta | undefined): m is WorkflowMeta => m !== undefined && (m.status === "running" || m.status === "queued");
+
 /** The SLO a workflow is measured against: the one asked for, whatever it was scheduled with. */
 export function ownSloS(meta: WorkflowMeta): number {
   return meta.requestedSloS ?? meta.state.sloS;

@@ -7,7 +7,8 @@ import type { CallReport } from "./gpu-instance";
 import { instanceObjectName } from "./names";
 import { err, ok, type Result } from "./result";
 import { advanceText2Sql } from "./text2sql-driver";
-import { MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
+import { groupBy } from "../core/group-by";
+import { isLive, MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
 import { traceOwed, writeTraceIfOwed } from "./workflow-trace";
 import { Failover, REDISPATCH_RETRY_MS } from "./workflow-failover";
 import { rearmStoredAlarm } from "./alarm";
@@ -57,7 +58,7 @@ export class WorkflowObject extends DurableObject<Env> {
     this.store = new WorkflowStore(ctx.storage.sql);
     // A running workflow always has its tick; an ended one only what it still owes (its trace).
     const live = this.meta();
-    ctx.blockConcurrencyWhile(() => rearmStoredAlarm(ctx.storage, live !== undefined && (live.status === "running" || live.status === "queued") ? Date.now() + TICK_MS : undefined));
+    ctx.blockConcurrencyWhile(() => rearmStoredAlarm(ctx.storage, isLive(live) ? Date.now() + TICK_MS : undefined));
     this.failover = new Failover({
       env,
       store: this.store,
@@ -128,7 +129,7 @@ export class WorkflowObject extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     let meta = this.meta();
-    if (meta !== undefined && (meta.status === "running" || meta.status === "queued")) {
+    if (isLive(meta)) {
       const idleMs = Date.now() - (meta.progressAtMs ?? meta.createdAtMs);
       if (idleMs >= this.stallMs()) {
         const waiting = this.calls().filter((c) => c.finishedAt === undefined).map((c) => `${c.id} on ${c.instanceId}`);
@@ -147,7 +148,7 @@ export class WorkflowObject extends DurableObject<Env> {
     }
     await writeTraceIfOwed(this.env, this.ctx.storage.sql, this.meta(), () => this.calls());
     const after = this.meta();
-    if (after !== undefined && (after.status === "running" || after.status === "queued")) await this.alarmAt(Math.min((after.progressAtMs ?? after.createdAtMs) + this.stallMs(), Date.now() + TICK_MS));
+    if (isLive(after)) await this.alarmAt(Math.min((after.progressAtMs ?? after.createdAtMs) + this.stallMs(), Date.now() + TICK_MS));
   }
 
   /** A release a restart interrupted leaves a finished stage, nothing pending and nothing being sent. */
@@ -206,7 +207,7 @@ export class WorkflowObject extends DurableObject<Env> {
     const r = await coordinator.releaseStage(meta.state);
     // A cancel may have landed while the coordinator answered: then the stage goes nowhere.
     const now = this.meta();
-    if (now !== undefined && now.status !== "queued" && now.status !== "running") {
+    if (now !== undefined && !isLive(now)) {
       if (r.ok) await Promise.all(r.dispatched.map((d) => coordinator.callsChanged(d.instanceId, [], [d.call.id])));
       return;
     }
@@ -262,13 +263,11 @@ export class WorkflowObject extends DurableObject<Env> {
     traceOwed(this.ctx.storage.sql);
     await this.alarmAt(Date.now());
     if (status === "succeeded") return;
-    const open = this.calls().filter((c) => c.finishedAt === undefined);
-    const byInstance = new Map<string, string[]>();
-    for (const c of open) byInstance.set(c.instanceId, [...(byInstance.get(c.instanceId) ?? []), c.id]);
+    const byInstance = groupBy(this.calls().filter((c) => c.finishedAt === undefined), (c) => c.instanceId);
     const coordinator = this.env.COORDINATOR.getByName(meta.pool);
     await Promise.all(
-      [...byInstance].map(async ([instanceId, ids]) => {
-        const removed = await this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).cancel(ids);
+      [...byInstance].map(async ([instanceId, open]) => {
+        const removed = await this.env.GPU_INSTANCE.getByName(instanceObjectName(meta.pool, instanceId)).cancel(open.map((c) => c.id));
         await coordinator.callsChanged(instanceId, [], removed);
       }),
     );
