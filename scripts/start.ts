@@ -67,6 +67,7 @@ runCli(async () => {
       `tenant "local", API key: ${stack.apiKey}`,
       `admin token: ${stack.adminToken}`,
       `(both saved in .wrangler/state-local/credentials.json, where npm run demo and loadgen find them)`,
+      `Dashboard: ${stack.url}/dashboard?pool=${stack.pool}#token=${stack.adminToken}`,
       "",
       `  export HEXFLOW_API_KEY=${stack.apiKey}`,
       "Run a workflow (times are emulated seconds: the pool runs " + `${timeScale}x faster than real time):`,

@@ -28,6 +28,7 @@ import { ensureTenant, saveCredentials } from "./credentials";
 import { killProcess, startEmulatorProcess } from "./emulator-process";
 import { tenantHeaders, type Gateway } from "./replay";
 import { applyTraceMigrations, isSqliteBusy, loadDemoDatabase } from "./stack-d1";
+import { buildDashboard } from "../build-dashboard";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -161,6 +162,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   demo.catch(() => undefined);
   traces.catch(() => undefined);
   if (o.callLogDir !== undefined) mkdirSync(o.callLogDir, { recursive: true });
+  // The dashboard's script is built, not committed (public/assets/ is ignored): every stack serves a fresh one.
+  await buildDashboard();
   const emulators: StackEmulator[] = await Promise.all(
     o.fleet.map(async (gpu, i) => {
       const id = `${gpu.toLowerCase()}-${i}`;

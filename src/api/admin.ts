@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { sameSecret } from "../db/api-keys";
+import { addPool } from "../db/metric-counters";
+import { requireAdmin } from "./admin-auth";
 import { errorBody } from "./errors";
 import { jsonDepth, LIMITS } from "../core/limits";
 import { instanceObjectName } from "../objects/names";
@@ -7,6 +8,7 @@ import { failure } from "./results";
 import { adminTraces } from "./admin-traces";
 import { adminTuning } from "./admin-tuning";
 import { adminTenants } from "./admin-tenants";
+import { adminDashboard } from "./admin-dashboard";
 
 type AdminEnv = { Bindings: Env };
 
@@ -28,23 +30,19 @@ const MALFORMED = errorBody("invalid_request", `the body is not valid JSON, or n
  * Bodies are validated by the coordinator against the pool schemas, so the rules live in one place.
  */
 export const admin = new Hono<AdminEnv>()
-  .use("*", async (c, next) => {
-    const token = c.env.ADMIN_TOKEN;
-    if (typeof token !== "string" || token.length < 16) return c.json(errorBody("unavailable", "admin routes are disabled: set ADMIN_TOKEN (16+ characters)"), 503);
-    const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-    if (!sameSecret(given, token)) return c.json(errorBody("unauthorized", "admin credential required"), 401);
-    await next();
-    return undefined;
-  })
+  .use("*", requireAdmin)
   .route("/traces", adminTraces)
   .route("/tenants", adminTenants)
   .route("/", adminTuning)
+  .route("/", adminDashboard)
   .get("/pools/:pool", async (c) => c.json(await c.env.COORDINATOR.getByName(c.req.param("pool")).pool()))
   .post("/pools/:pool/instances", async (c) => {
     const body = await jsonBody(c.req.raw);
     if (!body.ok) return c.json(MALFORMED, 400);
     const pool = c.req.param("pool");
     const r = await c.env.COORDINATOR.getByName(pool).register(pool, body.value);
+    // /metrics scrapes the pools listed in D1; a failed listing leaves only this pool's live gauges out until its first trace.
+    if (r.ok) await addPool(c.env.TRACES, pool).run().catch((e: unknown) => console.error(`pool ${pool}: not listed for /metrics`, e));
     return r.ok ? c.json(r.value, 201) : failure(c, r.error);
   })
   .patch("/pools/:pool/instances/:id", async (c) => {

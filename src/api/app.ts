@@ -8,6 +8,7 @@ import { requireTenant } from "./auth";
 import { databases } from "./databases";
 import { handleError, handleNotFound } from "./errors";
 import { openai } from "./openai";
+import { metrics } from "./metrics";
 import { openApiDocument } from "./openapi";
 import { workflows } from "./workflows";
 
@@ -36,7 +37,8 @@ export const app = new Hono<{ Bindings: Env }>()
   .route("/v1/databases", databases)
   .route("/v1/traces", tenantTraces)
   .route("/v1", openai)
-  .route("/admin", admin);
+  .route("/admin", admin)
+  .route("/metrics", metrics);
 
 app.notFound(handleNotFound);
 app.onError(handleError);

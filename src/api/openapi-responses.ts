@@ -107,4 +107,14 @@ export const TraceExportSchema = z
   .loose()
   .meta({ description: "The reference trace format (format=reference) or the raw D1 rows (format=rows)" });
 export const TuningHistorySchema = z.object({ pool: z.string(), decisions: z.array(z.object({}).loose()) });
+export const DashboardSchema = z
+  .object({
+    pool: z.string(),
+    nowMs: z.number(),
+    view: PoolViewSchema,
+    series: z.object({ windowS: z.number(), stepS: z.number(), spanS: z.number(), truncated: z.boolean(), points: z.array(z.object({ atMs: z.number(), ended: z.number().int(), p95S: z.number().nullable(), attainment: z.number().nullable(), throughputPerS: z.number(), sloP50S: z.number().nullable() })) }),
+    tuning: z.array(z.object({}).loose()),
+    recent: z.array(z.object({ id: z.string(), kind: z.string(), status: z.string(), calls: z.array(z.object({}).loose()) }).loose()),
+  })
+  .meta({ description: "What /dashboard draws: the pool view, P95 / attainment / throughput points over the window (each over the trailing spanS), α decisions oldest first, and the call timelines of the latest workflows" });
 export const TuningResultSchema = z.object({}).loose().meta({ description: "The tuner's decision, as the tuner Worker returns it" });

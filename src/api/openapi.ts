@@ -9,12 +9,16 @@ import { DagRequestSchema } from "../core/dag";
 import { DatabaseNameSchema } from "../core/database";
 import { IDEMPOTENCY_RETENTION_MS, IdempotencyKeySchema } from "../core/idempotency";
 import { LIMITS } from "../core/limits";
+import { WorkflowEventDataSchema } from "../core/workflow-events";
 import { InstanceRecordSchema, InstanceRegistrationSchema, InstanceUpdateSchema } from "../core/pool";
 import { TenantConfigUpdateSchema, TenantIdSchema } from "../core/tenant";
 import { PolicyUpdateSchema } from "../objects/pool-settings";
 import { CreateTenantSchema, KeyIdSchema, KeyLabelSchema, RotateSchema } from "./admin-tenants";
 import { TraceQuerySchema } from "./admin-traces";
 import { HistoryQuerySchema } from "./admin-tuning";
+import { DashboardQuerySchema } from "./admin-dashboard";
+import { MetricsQuerySchema } from "./metrics";
+import { PROMETHEUS_CONTENT_TYPE } from "../core/prometheus-text";
 import { RegisterDatabaseSchema } from "./databases";
 import { ChatRequestSchema, CompletionRequestSchema } from "./openai-schemas";
 import * as R from "./openapi-responses";
@@ -156,6 +160,20 @@ function operations(): Operation[] {
       },
     },
     { method: "get", path: "/v1/workflows/{id}", auth: "tenant", tag: "workflows", summary: "A workflow's status, stages, calls and answer", params: workflowId, response: view, errors: [404] },
+    {
+      method: "get", path: "/v1/workflows/{id}/events", auth: "tenant", tag: "workflows", summary: "A workflow's progress as Server-Sent Events, replayed from the start or after Last-Event-ID, then live until workflow_done",
+      params: workflowId,
+      headers: z.object({ "last-event-id": z.string().regex(/^\d+$/).optional().meta({ description: "Resume after this event id (EventSource sends it when it reconnects)" }) }),
+      query: z.object({ lastEventId: z.string().regex(/^\d+$/).optional().meta({ description: "As Last-Event-ID, for clients that cannot set headers (the header wins)" }) }),
+      response: WorkflowEventDataSchema, errors: [400, 404],
+      extraResponses: {
+        "200": {
+          description: "text/event-stream: `retry:` once, then events (`id:` the event's sequence number, `event:` its type, `data:` its JSON, described here), `: keep-alive` comments every 15 s; the server closes the stream after `workflow_done`",
+          content: { "text/event-stream": { schema: WorkflowEventDataSchema.meta({ id: "WorkflowEvent" }) } },
+        },
+        "204": { description: "The workflow ended at or before Last-Event-ID: nothing is left to send (an EventSource stops reconnecting)" },
+      },
+    },
     { method: "delete", path: "/v1/workflows/{id}", auth: "tenant", tag: "workflows", summary: "Cancel a workflow", params: workflowId, response: R.WorkflowCancelledSchema, errors: [404, 409] },
 
     { method: "post", path: "/v1/databases", auth: "tenant", tag: "databases", summary: "Register a database for Text-to-SQL (create-only)", body: RegisterDatabaseSchema, status: 201, response: R.DatabaseDetailSchema, errors: [400, 409, 422, 502] },
@@ -178,6 +196,7 @@ function operations(): Operation[] {
     { method: "delete", path: "/admin/tenants/{tenant}/keys/{key}", auth: "admin", tag: "tenants", summary: "Revoke a key", params: tenantKey, response: R.KeyRevokedSchema, errors: [404, 503] },
 
     { method: "get", path: "/admin/pools/{pool}/tuning", auth: "admin", tag: "tuning", summary: "α tuning decisions with their simulated curves", params: pool, query: HistoryQuerySchema, response: R.TuningHistorySchema, errors: [400, 503] },
+    { method: "get", path: "/admin/pools/{pool}/dashboard", auth: "admin", tag: "pools", summary: "The data of the operator dashboard (/dashboard): instances, latency / SLO / throughput series, α decisions, recent workflows' call timelines", params: pool, query: DashboardQuerySchema, response: R.DashboardSchema, errors: [400, 503] },
     { method: "post", path: "/admin/pools/{pool}/tune", auth: "admin", tag: "tuning", summary: "Tune α now (runs the tuner Worker)", params: pool, response: R.TuningResultSchema, errors: [400, 503] },
 
     { method: "get", path: "/admin/pools/{pool}", auth: "admin", tag: "pools", summary: "A pool: policy, α, instances and their load", params: pool, response: R.PoolViewSchema, errors: [503] },
@@ -187,6 +206,11 @@ function operations(): Operation[] {
     { method: "post", path: "/admin/pools/{pool}/instances/{id}/activate", auth: "admin", tag: "pools", summary: "Send calls to an instance again", params: instance, response: InstanceRecordSchema, errors: [404, 503] },
     { method: "delete", path: "/admin/pools/{pool}/instances/{id}", auth: "admin", tag: "pools", summary: "Remove an instance", params: instance, response: InstanceRecordSchema, errors: [404, 503] },
     { method: "get", path: "/admin/pools/{pool}/instances/{id}/queue", auth: "admin", tag: "pools", summary: "An instance's queue and admissions", params: instance, response: R.InstanceQueueSchema, errors: [404, 503] },
+    {
+      method: "get", path: "/metrics", auth: "admin", tag: "admin", summary: "Prometheus metrics: workflow latency and SLO outcomes, instance queues and health, laxity, dispatches, α (README \"Metrics\")",
+      query: MetricsQuerySchema, response: z.string(), errors: [400, 503],
+      extraResponses: { "200": { description: "Prometheus text exposition format 0.0.4", content: { [PROMETHEUS_CONTENT_TYPE]: { schema: z.string() } } } },
+    },
     { method: "put", path: "/admin/pools/{pool}/policy", auth: "admin", tag: "pools", summary: "Set the pool's policy, α (pinned or tuned), calibration and admission", params: pool, body: PolicyUpdateSchema, response: R.PoolViewSchema, errors: [400, 503] },
   ];
 }

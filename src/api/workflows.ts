@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { IdempotencyKeySchema } from "../core/idempotency";
+import { lastEventId } from "../core/workflow-events";
 import { ownSloS } from "../objects/workflow-store";
 import { errorBody } from "./errors";
 import type { TenantEnv } from "./auth";
@@ -154,6 +155,17 @@ export const workflows = new Hono<TenantEnv>()
     const r = await c.env.WORKFLOW.getByName(id).view(c.get("tenant").id);
     if (!r.ok) return failure(c, r.error);
     return c.json(workflowView(r.value.meta, r.value.calls));
+  })
+  .get("/:id/events", async (c) => {
+    const id = c.req.param("id");
+    const cursor = lastEventId(c.req.header("last-event-id"), c.req.query("lastEventId"));
+    if (!cursor.ok) return c.json(errorBody("invalid_request", cursor.message), 400);
+    if (!(await owned(c, id))) return c.json(errorBody("not_found", "no such workflow"), 404);
+    const r = await c.env.WORKFLOW.getByName(id).events(c.get("tenant").id, cursor.value);
+    if (!r.ok) return failure(c, r.error);
+    // 204 tells an EventSource the stream is over for good: it stops reconnecting.
+    if (r.value.stream === null) return c.body(null, 204);
+    return c.body(r.value.stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
   })
   .delete("/:id", async (c) => {
     const id = c.req.param("id");

@@ -1,3 +1,4 @@
+import type { GpuType } from "./gpu";
 import { Dispatcher } from "./dispatcher";
 import { instantiatePolicy, type PolicyRuntime, type PolicySpec } from "./policies";
 import { toInstanceInfo, type InstanceRecord } from "./pool";
@@ -7,6 +8,8 @@ import { releaseNextStage, type ReleasedCall, type WorkflowState } from "./workf
 export interface DispatchedCall {
   call: ReleasedCall;
   instanceId: string;
+  /** The instance's GPU type, for the workflow's progress events. */
+  gpu: GpuType;
   estimateS: number;
 }
 
@@ -48,6 +51,12 @@ export class PoolScheduler {
     return this.dispatchable().length;
   }
 
+  private gpuOf(id: string): GpuType {
+    const found = this.instances.find((i) => i.id === id);
+    if (found === undefined) throw new Error(`dispatched to ${id}, which is not in the pool`);
+    return found.gpu;
+  }
+
   private dispatchable(): InstanceRecord[] {
     return this.instances.filter((i) => i.state === "active" && !this.health.excluded.has(i.id));
   }
@@ -62,7 +71,7 @@ export class PoolScheduler {
   redispatch(call: ReleasedCall, now: number, avoid: readonly string[]): { ok: true; dispatched: DispatchedCall } | { ok: false; error: { code: "no_instance" | "no_healthy_instance"; message: string } } {
     if (this.activeCount === 0) return { ok: false, error: this.noInstance() };
     const a = this.dispatcher.assign(call, now, new Set(avoid));
-    return a.ok ? { ok: true, dispatched: { call, instanceId: a.instanceId, estimateS: a.estimateS } } : a;
+    return a.ok ? { ok: true, dispatched: { call, instanceId: a.instanceId, gpu: this.gpuOf(a.instanceId), estimateS: a.estimateS } } : a;
   }
 
   releaseStage(state: WorkflowState, now: number): ReleaseResult {
@@ -82,7 +91,7 @@ export class PoolScheduler {
         for (const d of dispatched) this.dispatcher.finished(d.instanceId, d.call.id);
         return { ok: false, error: a.error };
       }
-      dispatched.push({ call, instanceId: a.instanceId, estimateS: a.estimateS });
+      dispatched.push({ call, instanceId: a.instanceId, gpu: this.gpuOf(a.instanceId), estimateS: a.estimateS });
     }
     return { ok: true, state: w, dispatched };
   }

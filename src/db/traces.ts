@@ -3,7 +3,9 @@
  * (the WorkflowObject's alarm), read by the admin export and the tuner, pruned by age and count.
  */
 import { z } from "zod";
+import { workflowIncrements } from "../core/metric-increments";
 import { CallTraceRowSchema, WorkflowTraceRowSchema, type CallTraceRow, type WorkflowTraceRow } from "../core/trace-rows";
+import { addPool, bumpCounters } from "./metric-counters";
 
 const WORKFLOW_COLUMNS = Object.keys(WorkflowTraceRowSchema.shape) as (keyof WorkflowTraceRow)[];
 const CALL_COLUMNS = Object.keys(CallTraceRowSchema.shape) as (keyof CallTraceRow)[];
@@ -23,9 +25,19 @@ function insertCalls(db: D1Database, calls: readonly CallTraceRow[]): D1Prepared
   return db.prepare(`INSERT OR IGNORE INTO call_traces (${CALL_COLUMNS.join(", ")}) SELECT ${picks} FROM json_each(?)`).bind(JSON.stringify(calls));
 }
 
-/** One D1 batch (one round trip, one transaction, two statements) for the workflow and all its calls. */
-export async function recordWorkflowTrace(db: D1Database, rows: { workflow: WorkflowTraceRow; calls: CallTraceRow[] }): Promise<void> {
-  await db.batch([insert(db, "workflow_traces", WORKFLOW_COLUMNS, rows.workflow), ...(rows.calls.length > 0 ? [insertCalls(db, rows.calls)] : [])]);
+/**
+ * One D1 batch (one round trip, one transaction) for the workflow, all its calls, and what they add to the
+ * /metrics counters. The counters go first, guarded by the workflow row not existing yet, so a batch that
+ * runs again (the alarm retried after a lost answer) counts nothing twice. `laxityS`: each call's laxity at
+ * admission as its instance computed it (not in the rows).
+ */
+export async function recordWorkflowTrace(db: D1Database, rows: { workflow: WorkflowTraceRow; calls: CallTraceRow[] }, laxityS: ReadonlyMap<string, number> = new Map()): Promise<void> {
+  await db.batch([
+    bumpCounters(db, workflowIncrements(rows, laxityS), rows.workflow.workflow_id),
+    addPool(db, rows.workflow.pool),
+    insert(db, "workflow_traces", WORKFLOW_COLUMNS, rows.workflow),
+    ...(rows.calls.length > 0 ? [insertCalls(db, rows.calls)] : []),
+  ]);
 }
 
 export interface PruneOptions {

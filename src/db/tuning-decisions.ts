@@ -1,6 +1,8 @@
 /** The α history: tuning_decisions rows of the TRACES database (migrations/0001_traces.sql). */
 import { z } from "zod";
+import { tuningIncrement } from "../core/metric-increments";
 import { CurvePointSchema, type CurvePoint } from "../sim/tuning-decision";
+import { addPool, bumpCounters } from "./metric-counters";
 
 export const TuneReasonSchema = z.enum(["cron", "degradation", "manual"]);
 export type TuneReason = z.infer<typeof TuneReasonSchema>;
@@ -54,16 +56,18 @@ function curveOf(text: string): CurvePoint[] {
   return parsed.success ? parsed.data : [];
 }
 
+/** The decision and its /metrics counter in one batch, so the count is that of the rows. */
 export async function insertDecision(db: D1Database, d: NewDecision): Promise<number> {
-  const row = await db
+  const insert = db
     .prepare(
       `INSERT INTO tuning_decisions (pool, at_ms, reason, window_start_s, window_end_s, workflows, arrival_rate, current_alpha, best_alpha, gain, installed, alpha_version, skipped, curve, cpu_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
     )
-    .bind(d.pool, d.atMs, d.reason, finite(d.windowStartS), finite(d.windowEndS), d.workflows, finite(d.arrivalRate), d.currentAlpha, finite(d.bestAlpha), finite(d.gain), d.installed ? 1 : 0, d.alphaVersion, d.skipped, JSON.stringify(d.curve), finite(d.cpuMs))
-    .first<{ id: number }>();
-  if (row === null) throw new Error("tuning_decisions: INSERT returned no id");
-  return row.id;
+    .bind(d.pool, d.atMs, d.reason, finite(d.windowStartS), finite(d.windowEndS), d.workflows, finite(d.arrivalRate), d.currentAlpha, finite(d.bestAlpha), finite(d.gain), d.installed ? 1 : 0, d.alphaVersion, d.skipped, JSON.stringify(d.curve), finite(d.cpuMs));
+  const results = await db.batch([bumpCounters(db, [tuningIncrement(d)]), addPool(db, d.pool), insert]);
+  const row = z.object({ id: z.number().int() }).safeParse(results[2]?.results[0]);
+  if (!row.success) throw new Error("tuning_decisions: INSERT returned no id");
+  return row.data.id;
 }
 
 /** Newest first. */

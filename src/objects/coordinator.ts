@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import type { GpuType } from "../core/gpu";
 import { getPolicy, type QueueName } from "../core/policies";
 import { InstanceUpdateSchema, toInstanceInfo, type InstanceRecord } from "../core/pool";
 import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
@@ -25,7 +26,7 @@ export { PolicyUpdateSchema, type PoolView, type TuningContext } from "./pool-se
 
 const ServicesSchema = z.array(ServiceObservationSchema);
 
-export type RedispatchResult = { ok: true; instanceId: string; estimateS: number; queuePolicy: QueueName } | { ok: false; error: { code: "no_instance" | "no_healthy_instance"; message: string } };
+export type RedispatchResult = { ok: true; instanceId: string; gpu: GpuType; estimateS: number; queuePolicy: QueueName } | { ok: false; error: { code: "no_instance" | "no_healthy_instance"; message: string } };
 
 /**
  * One per GPU pool: the instance registry, outstanding load, the pool's policy and α (versioned),
@@ -205,9 +206,9 @@ export class CoordinatorObject extends DurableObject<Env> {
     const scheduler = this.getScheduler();
     const r = scheduler.redispatch(call, this.nowS(), avoid);
     if (!r.ok) return r;
-    const { instanceId, estimateS } = r.dispatched;
+    const { instanceId, gpu, estimateS } = r.dispatched;
     this.dispatch.bound(call.id, instanceId, estimateS);
-    return { ok: true, instanceId, estimateS, queuePolicy: getPolicy(s.policy)?.queue ?? "fcfs" };
+    return { ok: true, instanceId, gpu, estimateS, queuePolicy: getPolicy(s.policy)?.queue ?? "fcfs" };
   }
 
   /**

@@ -8,11 +8,13 @@
 import { onExecuted, onStageDone, pendingExecution, type ExecOutcome, type Text2SqlAction } from "../core/text2sql/run";
 import { STATEMENT_TIMEOUT_MS } from "../core/text2sql/run-state";
 import { executeSql } from "../db/execute";
+import type { WorkflowEvents } from "./workflow-events";
 import type { Text2SqlMeta, WorkflowMeta, WorkflowStore } from "./workflow-store";
 
 export interface Text2SqlHost {
   env: Env;
   store: WorkflowStore;
+  events: WorkflowEvents;
   release(meta: WorkflowMeta): Promise<void>;
   finish(meta: WorkflowMeta, status: "succeeded" | "failed", error?: { code: string; message: string }): Promise<void>;
 }
@@ -56,6 +58,7 @@ export async function advanceText2Sql(host: Text2SqlHost, meta: WorkflowMeta, t:
   if (action.kind === "stage") {
     state.spec.stages.push(action.stage);
     host.store.saveMeta(meta);
+    if (t.run.phase === "revise") host.events.correctionRound(t.run);
     await host.release(meta);
   } else if (action.kind === "done") {
     state.finishedAt = (await host.env.COORDINATOR.getByName(meta.pool).clock()).nowS;

@@ -14,6 +14,7 @@ import { classifyFailure, MAX_CALL_ATTEMPTS, MAX_CALL_EVACUATIONS } from "../cor
 import type { CallReport } from "./report-outbox";
 import { instanceObjectName } from "./names";
 import { groupBy } from "../core/group-by";
+import type { WorkflowEvents } from "./workflow-events";
 import { isLive as running, type CallRecord, type Redispatch, type WorkflowMeta, type WorkflowStore } from "./workflow-store";
 
 /** Real milliseconds before a re-send the pool could not place (no healthy instance) is tried again. */
@@ -24,6 +25,7 @@ const RECONCILE_AFTER_MS = 30_000;
 export interface FailoverHost {
   env: Env;
   store: WorkflowStore;
+  events: WorkflowEvents;
   meta(): WorkflowMeta | undefined;
   finish(meta: WorkflowMeta, status: "failed", error: { code: string; message: string }): Promise<void>;
   /** Records progress on the meta as stored now (the caller's copy may be stale after an await). */
@@ -51,6 +53,7 @@ export class Failover {
     const exhausted = (kind === "retry" && failures.length >= MAX_CALL_ATTEMPTS) || (kind === "evacuated" && evacuations > MAX_CALL_EVACUATIONS);
     if (kind === "fatal" || exhausted || report.call === undefined || meta.status !== "running") {
       this.host.store.saveCall({ ...rec, failures, evacuations, enqueuedAt: report.enqueuedAt, admittedAt: report.admittedAt, finishedAt: report.finishedAt, error: error.message });
+      this.host.events.finished(rec, report);
       if (meta.status !== "running") return;
       const tries = exhausted && kind === "retry" ? ` (attempt ${failures.length} of ${MAX_CALL_ATTEMPTS}; earlier: ${rec.failures.map((f) => `${f.code} on ${f.instanceId}`).join(", ")})` : "";
       await this.host.finish(meta, "failed", { code: error.code, message: `call ${rec.id} on ${report.instanceId}: ${error.message}${tries}` });
@@ -59,7 +62,8 @@ export class Failover {
     const dispatch = rec.dispatch + 1;
     this.host.store.saveCall({ ...rec, dispatch, failures, evacuations });
     const avoid = [...new Set([...failures.map((f) => f.instanceId), report.instanceId])];
-    this.host.store.saveRedispatch({ call: { ...report.call, dispatch }, avoid });
+    this.host.store.saveRedispatch({ call: { ...report.call, dispatch }, avoid, failedAtS: report.finishedAt });
+    this.host.events.failed(report, kind === "evacuated");
     await this.resume();
   }
 
@@ -97,6 +101,7 @@ export class Failover {
       }
       const bound = { ...r, bound: { instanceId: placed.instanceId, estimateS: placed.estimateS, queuePolicy: placed.queuePolicy } };
       this.host.store.saveRedispatch(bound);
+      this.host.events.dispatched(r.call, placed, r.failedAtS ?? r.call.releasedAt);
       return bound;
     } catch (e) {
       return this.retryLater(r.call.id, e);

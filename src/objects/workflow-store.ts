@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { DagRequestSchema } from "../core/dag";
 import { Text2SqlRunSchema } from "../core/text2sql/run-state";
+import { WorkflowEventDataSchema, type WorkflowEvent, type WorkflowEventData } from "../core/workflow-events";
 import { ReleasedCallSchema, WorkflowStateSchema } from "../core/workflow-run";
 import { hasSchema, migrate } from "./sqlite";
 
@@ -13,6 +14,8 @@ const MIGRATIONS = [
    CREATE TABLE calls (call_id TEXT PRIMARY KEY, stage INTEGER NOT NULL, json TEXT NOT NULL)`,
   // v2: calls on their way to another instance (workflow-failover.ts).
   `CREATE TABLE redispatch (call_id TEXT PRIMARY KEY, json TEXT NOT NULL)`,
+  // v3: progress events, each written with the state change it tells of (workflow-events.ts).
+  `CREATE TABLE events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, json TEXT NOT NULL)`,
 ];
 
 export const StatusSchema = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
@@ -86,6 +89,8 @@ export const RedispatchSchema = z.object({
   bound: z.object({ instanceId: z.string(), estimateS: z.number(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) }).optional(),
   /** Real ms when its instance took it; kept until the call ends, so a call its instance lost can go out again. */
   sentAtMs: z.number().optional(),
+  /** Pool-clock seconds of the failure that sent it again: its laxity at re-dispatch is measured from there. */
+  failedAtS: z.number().optional(),
 });
 export type Redispatch = z.infer<typeof RedispatchSchema>;
 
@@ -155,6 +160,29 @@ export class WorkflowStore {
 
   dropRedispatch(callId: string): void {
     if (this.migrated) this.sql.exec("DELETE FROM redispatch WHERE call_id = ?", callId);
+  }
+
+  /** Appends an event after the last one; its sequence number, or undefined before the workflow exists. */
+  appendEvent(data: WorkflowEventData): number | undefined {
+    if (!this.migrated) return undefined;
+    const row = this.sql.exec<{ seq: number }>("INSERT INTO events (seq, type, json) VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM events), ?, ?) RETURNING seq", data.type, JSON.stringify(data)).one();
+    return row.seq;
+  }
+
+  /** Up to `limit` events after `afterSeq`, in order. */
+  events(afterSeq: number, limit: number): WorkflowEvent[] {
+    if (!this.migrated) return [];
+    return this.sql
+      .exec<{ seq: number; json: string }>("SELECT seq, json FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit)
+      .toArray()
+      .map((r) => ({ seq: r.seq, data: WorkflowEventDataSchema.parse(JSON.parse(r.json)) }));
+  }
+
+  /** The last event's number and whether it ended the stream; seq 0 when there is none. */
+  lastEvent(): { seq: number; done: boolean } {
+    if (!this.migrated) return { seq: 0, done: false };
+    const row = this.sql.exec<{ seq: number; type: string }>("SELECT seq, type FROM events ORDER BY seq DESC LIMIT 1").toArray()[0];
+    return row === undefined ? { seq: 0, done: false } : { seq: row.seq, done: row.type === "workflow_done" };
   }
 
   /** What the calls of one stage wrote, in call order ("" for a call that wrote nothing). */

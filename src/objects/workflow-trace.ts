@@ -57,6 +57,7 @@ export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: Workflow
   const pool = await env.COORDINATOR.getByName(meta.pool).tuningContext();
   const gpus = new Map(pool.instances.map((i) => [i.id, i.gpu]));
   const nowMs = Date.now();
+  const records = calls();
   const rows = traceRows(
     {
       id: meta.state.id,
@@ -69,10 +70,10 @@ export async function writeTraceIfOwed(env: Env, sql: SqlStorage, meta: Workflow
       createdAtMs: meta.createdAtMs,
       errorCode: meta.error?.code,
     },
-    calls(),
+    records,
     { tenant: meta.tenant, policy: pool.policy, gpuOf: (id) => gpus.get(id) ?? null, nowMs },
   );
-  await recordWorkflowTrace(env.TRACES, rows);
+  await recordWorkflowTrace(env.TRACES, rows, new Map(records.flatMap((c) => (c.laxityS === undefined ? [] : [[c.id, c.laxityS] as const]))));
   save(sql, { ...state, traced: true, attempts: state.attempts + 1 });
   // Without a cron to do it, about one workflow end in pruneOneIn keeps the tables bounded.
   if (Math.random() * TRACE_RETENTION.pruneOneIn < 1) {

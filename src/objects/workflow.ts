@@ -12,6 +12,7 @@ import { isLive, MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2Sql
 import { traceOwed, writeTraceIfOwed } from "./workflow-trace";
 import { Failover, REDISPATCH_RETRY_MS } from "./workflow-failover";
 import { rearmStoredAlarm } from "./alarm";
+import { WorkflowEvents } from "./workflow-events";
 
 /** Default bound on a running workflow without progress (real seconds; env WORKFLOW_STALL_S overrides). */
 const DEFAULT_STALL_S = 1800;
@@ -50,18 +51,21 @@ export interface StartInput {
 export class WorkflowObject extends DurableObject<Env> {
   private readonly store: WorkflowStore;
   private readonly failover: Failover;
+  private readonly progress: WorkflowEvents;
   /** A stage release under way in this object's life: the tick leaves it alone. */
   private releasing = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new WorkflowStore(ctx.storage.sql);
+    this.progress = new WorkflowEvents(this.store);
     // A running workflow always has its tick; an ended one only what it still owes (its trace).
     const live = this.meta();
     ctx.blockConcurrencyWhile(() => rearmStoredAlarm(ctx.storage, isLive(live) ? Date.now() + TICK_MS : undefined));
     this.failover = new Failover({
       env,
       store: this.store,
+      events: this.progress,
       meta: () => this.meta(),
       finish: (m, status, error) => this.finish(m, status, error),
       progressed: () => {
@@ -108,6 +112,7 @@ export class WorkflowObject extends DurableObject<Env> {
       completionTokens: outcome.completionTokens,
       output: outcome.text.slice(0, MAX_OUTPUT_CHARS),
     });
+    this.progress.finished(rec, report);
     if (meta.status !== "running") return;
     const result = completeCall(meta.state, report.callId, report.finishedAt);
     if (meta.text2sql !== undefined && (result === "stage-done" || result === "workflow-done")) {
@@ -141,7 +146,7 @@ export class WorkflowObject extends DurableObject<Env> {
     meta = this.meta();
     if (meta?.text2sql !== undefined && meta.status === "running" && meta.state.pending.length === 0) {
       await advanceText2Sql(
-        { env: this.env, store: this.store, release: (m) => this.releaseNext(m), finish: (m, status, error) => this.finish(m, status, error) },
+        { env: this.env, store: this.store, events: this.progress, release: (m) => this.releaseNext(m), finish: (m, status, error) => this.finish(m, status, error) },
         meta,
         meta.text2sql,
       );
@@ -183,6 +188,12 @@ export class WorkflowObject extends DurableObject<Env> {
     if (meta === undefined || meta.tenant !== tenant || rec === undefined) return err("not_found", "no such call");
     const resend = this.store.redispatches().find((r) => r.call.id === callId && r.sentAtMs === undefined);
     return ok({ status: meta.status, dispatch: rec.dispatch, instanceId: resend === undefined ? rec.instanceId : (resend.bound?.instanceId ?? null) });
+  }
+
+  /** Its progress events after `afterSeq` as Server-Sent Events (workflow-events.ts); null: it ended at or before that event. */
+  events(tenant: string, afterSeq: number, heartbeatMs?: number): Result<{ stream: ReadableStream<Uint8Array> | null }> {
+    const meta = this.meta();
+    return meta === undefined || meta.tenant !== tenant ? err("not_found", "no such workflow") : ok({ stream: this.progress.open(meta, afterSeq, heartbeatMs) });
   }
 
   /** Another tenant's workflow answers exactly as a missing one. */
@@ -237,6 +248,7 @@ export class WorkflowObject extends DurableObject<Env> {
       this.store.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt, dispatch: 0, failures: [], evacuations: 0 });
       this.store.saveRedispatch({ call: c, avoid: [], bound: { instanceId: d.instanceId, estimateS: d.estimateS, queuePolicy: r.queuePolicy } });
     }
+    this.progress.released(meta.state, r.dispatched);
     await this.failover.resume();
   }
 
@@ -259,6 +271,7 @@ export class WorkflowObject extends DurableObject<Env> {
     meta.status = status;
     if (error !== undefined) meta.error = error;
     this.saveMeta(meta);
+    this.progress.done(meta);
     // The trace goes to D1 from the alarm, so whoever ended the workflow never waits on D1.
     traceOwed(this.ctx.storage.sql);
     await this.alarmAt(Date.now());

@@ -180,6 +180,13 @@ export function routeFuzz(t: FuzzTarget): Record<string, RouteFuzz> {
     // Never the tenant's own key id: with it, a DELETE is a valid revocation.
     "DELETE /admin/tenants/:tenant/keys/:key": { params: { tenant, key: fc.oneof(fc.constant(t.otherKeyId), anyId.filter((s) => s !== t.keyId)) } },
     "GET /admin/pools/:pool/tuning": { params: { pool: poolParam(t) }, query: fc.constantFrom("?limit=0", "?limit=501", "?limit=1e308", "?limit=-1", "?limit=abc", "?limit=%00"), reads: true },
+    // Only invalid pool filters: a valid scrape answers Prometheus text, not JSON (test/workers/metrics.test.ts checks it).
+    "GET /metrics": { query: fc.constantFrom("?pool=", "?pool=BAD!", "?pool=%00", "?pool=a&pool=..", "?pool=-x", `?pool=${"a".repeat(64)}`) },
+    "GET /admin/pools/:pool/dashboard": {
+      params: { pool: poolParam(t) },
+      query: fc.constantFrom("?windowS=59", "?windowS=86401", "?stepS=0", "?spanS=abc", "?recent=51", "?decisions=-1", "?windowS=1e308", "?bogus=1", "?recent=%00"),
+      reads: true,
+    },
     // Only invalid pool names: for a valid one the tuner Worker answers, and in this project it is down (503).
     "POST /admin/pools/:pool/tune": { params: { pool: segment(badName) } },
     "GET /admin/pools/:pool": { params: { pool: segment(fc.oneof(badName, hostileString)) }, reads: true },

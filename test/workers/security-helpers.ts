@@ -24,7 +24,8 @@ export function appRoutes(): Route[] {
 }
 
 export const routeName = (r: Route): string => `${r.method} ${r.path}`;
-export const isAdminRoute = (r: Route): boolean => r.path === "/admin" || r.path.startsWith("/admin/");
+/** The routes behind ADMIN_TOKEN: everything under /admin, and the Prometheus scrape. */
+export const isAdminRoute = (r: Route): boolean => r.path === "/admin" || r.path.startsWith("/admin/") || r.path === "/metrics";
 export const isPublicRoute = (r: Route): boolean => PUBLIC_ROUTES.has(routeName(r));
 
 /** The path with each `:param` replaced: by `values[name]`, or by a per-route choice when names clash (`:id`). */

@@ -105,6 +105,8 @@ describe("traces of finished workflows in D1", () => {
 
     // A trace that failed MAX_TRACE_ATTEMPTS times is given up with a log line, not retried forever.
     const other = await runWorkflow();
+    // Its own alarm writes the trace first; waiting for that keeps it from landing after the DELETE below.
+    await tracedRows(other);
     const stub2 = env.WORKFLOW.getByName(other);
     await runInDurableObject(stub2, (_obj, state) => {
       state.storage.sql.exec("UPDATE meta SET json = ? WHERE key = 'trace'", JSON.stringify({ traced: false, attempts: MAX_TRACE_ATTEMPTS }));
@@ -183,13 +185,13 @@ describe("pruning", () => {
     await recordWorkflowTrace(env.TRACES, rows);
   }
 
-  it("writes a workflow of many calls in one batch of two statements", async () => {
+  it("writes a workflow of many calls in one batch of four statements (metric counters, pool, workflow, calls)", async () => {
     const batch = vi.spyOn(env.TRACES, "batch");
     const call = { stageIndex: 0, step: "s", inputTokens: 10, instanceId: "a100-0", budgetS: 5, deadlineS: 5, alphaVersion: 1, releasedAt: 0 };
     const calls = Array.from({ length: 150 }, (_, i) => ({ ...call, id: `wf_big:0:${i}` }));
     await recordWorkflowTrace(env.TRACES, traceRows({ id: "wf_big", kind: "dag", status: "failed", pool: "default", arrivalS: 0, sloS: 10, createdAtMs: 1 }, calls, { tenant: "default", policy: null, gpuOf: () => null, nowMs: 1 }));
     expect(batch).toHaveBeenCalledTimes(1);
-    expect(batch.mock.calls[0]?.[0]).toHaveLength(2);
+    expect(batch.mock.calls[0]?.[0]).toHaveLength(4);
     expect(await count("call_traces")).toBe(150);
   });
 
