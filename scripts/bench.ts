@@ -10,9 +10,10 @@ import { runBenchmark, type BenchConfig } from "../src/sim/benchmark";
 import { REFERENCE_POOL } from "../src/sim/cluster";
 import { parseTrace } from "../src/sim/trace";
 import type { WorkloadSource } from "../src/sim/workload";
-import { markdownReport } from "./lib/bench-report";
+import { benchConsoleTable, markdownReport } from "./lib/bench-report";
 import { attainmentChartSvg } from "./lib/charts";
 import { UsageError, runCli, sharedDataDir } from "./lib/cli";
+import { progressBars } from "./lib/progress";
 
 runCli(async () => {
   const { values } = parseArgs({
@@ -48,10 +49,13 @@ runCli(async () => {
     policies: POLICY_NAMES.filter((p) => p !== "random" && p !== "least-loaded-p2c"),
   };
   const t0 = performance.now();
-  const rows = runBenchmark(cfg, (done, total, what) => {
-    if (process.stderr.isTTY) process.stderr.write(`\r[${done}/${total}] ${what}`.padEnd(80));
-  });
-  if (process.stderr.isTTY) process.stderr.write("\n");
+  const bars = progressBars();
+  const total = cfg.engines.length * cfg.sources.length * (cfg.rates.length + 1) * cfg.policies.length;
+  const steps = bars.steps(`simulator benchmark${quick ? " (quick)" : ""}`, total);
+  // runBenchmark's own count: per (engine, trace), each policy's capacity probe, then each policy at each rate (all seeds).
+  const rows = runBenchmark(cfg, (_, __, what) => steps.step(what));
+  steps.done(`${total} runs`);
+  bars.stop();
   const minutes = (performance.now() - t0) / 60_000;
   mkdirSync(values.out, { recursive: true });
   const meta = [
@@ -68,6 +72,7 @@ runCli(async () => {
     const svg = await attainmentChartSvg(rows.filter((r) => r.engine === engine), cfg.curveScales, `SLO attainment vs SLO scale, ${engine} engine`);
     writeFileSync(join(values.out, `attainment-${engine}.svg`), svg);
   }
+  process.stdout.write(benchConsoleTable(rows, cfg));
   process.stdout.write(`wrote ${values.out}/sim-latest.{json,md} and attainment-{${cfg.engines.join(",")}}.svg in ${minutes.toFixed(1)} min\n`);
   if (!existsSync(values.out)) throw new Error("output folder vanished");
 });

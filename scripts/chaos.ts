@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { numberArg, runCli } from "./lib/cli";
-import { chaosMarkdown } from "./lib/chaos-report";
+import { chaosConsoleTable, chaosMarkdown } from "./lib/chaos-report";
 import { runChaos, type ChaosOptions, type ChaosRun } from "./lib/chaos-run";
 import { progressBars } from "./lib/progress";
 
@@ -27,7 +27,7 @@ const HELP = `usage: npm run chaos -- [options]
   --state-dir DIR        make the chaos run's state directory (Durable Objects, D1, call logs) in DIR and keep it
   --keep-state-dir       do not delete the state directory at the end
   --out DIR              default bench/results
-  --json                 print the JSON report instead of the markdown
+  --json                 print the JSON report instead of the summary table (and no progress)
   --quiet                no progress or fault lines`;
 
 runCli(async () => {
@@ -60,17 +60,14 @@ runCli(async () => {
     requestTimeoutS: numberArg("request-timeout-s", values["request-timeout-s"], 120, (x) => x >= 1 && x <= 3600),
     timeoutS: numberArg("timeout-s", values["timeout-s"], 300, (x) => x > 0 && x <= 3600),
   };
-  const quiet = values.quiet || values.json;
-  const bars = progressBars();
-  const say = (line: string): void => {
-    if (!quiet && !process.stderr.isTTY) process.stderr.write(`${line}\n`);
-  };
-  const run = async (label: string, o: Omit<ChaosOptions, "onSubmitted" | "onEnded" | "log">): Promise<ChaosRun> => {
-    const total = Math.ceil(o.rate * o.durationS);
-    const bar = quiet ? undefined : bars.run(label, total);
-    say(`${label}: starting the stack`);
-    const r = await runChaos({ ...o, onSubmitted: () => bar?.submitted(), onEnded: () => bar?.ended(), log: (l) => say(`${label}: ${l}`) });
-    bar?.done(`${r.figures.accepted} accepted, ${r.figures.succeeded} succeeded, ${r.figures.lost} lost, ${r.figures.duplicated} duplicated, P95 ${r.figures.p95S.toFixed(1)} s`);
+  const bars = progressBars({ quiet: values.quiet || values.json });
+  const run = async (label: string, o: Omit<ChaosOptions, "onSubmitted" | "onEnded" | "log" | "onPhase">): Promise<ChaosRun> => {
+    const bar = bars.run(label, Math.ceil(o.rate * o.durationS));
+    const r = await runChaos({ ...o, onSubmitted: () => bar.submitted(), onEnded: () => bar.ended(), onPhase: (p, workflows) => {
+        bar.resize(workflows);
+        bar.phase(p === "stack" ? "starting the stack" : p);
+      }, log: (l) => bars.note(`${label}: ${l}`) });
+    bar.done(`${r.figures.accepted} accepted, ${r.figures.succeeded} succeeded, ${r.figures.lost} lost, ${r.figures.duplicated} duplicated, P95 ${r.figures.p95S.toFixed(1)} s`);
     return r;
   };
   let chaos: ChaosRun;
@@ -92,6 +89,7 @@ runCli(async () => {
   const json = `${JSON.stringify(report, (_, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 1)}\n`;
   writeFileSync(join(values.out, "chaos-latest.json"), json);
   writeFileSync(join(values.out, "chaos-latest.md"), md);
-  process.stdout.write(values.json ? json : `${md}\nwrote ${values.out}/chaos-latest.{json,md}\n`);
+  // The markdown (fault events, lost and duplicated workflows by name) is in the file; the terminal gets the key figures.
+  process.stdout.write(values.json ? json : `${chaosConsoleTable(chaos, baseline)}wrote ${values.out}/chaos-latest.{json,md} (the full report, with every fault event, is chaos-latest.md)\n`);
   if (!chaos.verdict.ok) process.exitCode = 1;
 });

@@ -1,4 +1,5 @@
 import type { BenchConfig, ScenarioResult } from "../../src/sim/benchmark";
+import { fmt, renderTable, type Column } from "./summary-table";
 
 const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : "–");
 const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : "–");
@@ -59,4 +60,40 @@ export function markdownReport(rows: readonly ScenarioResult[], cfg: Pick<BenchC
     parts.push(`\n## ${r.engine} engine, ${r.trace}, ${r.rate} workflows/s (base SLO ${f1(r.baseSloS)} s)\n`, scenarioTable(r, cfg));
   }
   return `${parts.join("\n")}\n`;
+}
+
+/** The table `npm run bench` ends with: every policy of every scenario, the scenario named on its first row. */
+export function benchConsoleTable(rows: readonly ScenarioResult[], cfg: Pick<BenchConfig, "sloScale">): string {
+  const columns: Column[] = [
+    { header: "engine / trace / rate", align: "left" },
+    { header: "policy", align: "left" },
+    { header: "α" },
+    { header: "mean s" },
+    { header: "P95 s" },
+    { header: "P99 s" },
+    { header: `att@${cfg.sloScale}x` },
+    { header: "thr wf/s" },
+    { header: "capacity wf/s" },
+    { header: "P95 vs rr-fcfs" },
+    { header: "capacity vs rr-fcfs" },
+  ];
+  const cells = rows.flatMap((r) =>
+    Object.entries(r.policies).map(([name, p], i) => {
+      const x = ratios(r, name, "rr-fcfs");
+      return [
+        i === 0 ? `${r.engine} ${r.trace} @${r.rate}` : "",
+        name,
+        p.alpha === null ? "–" : fmt.fixed(p.alpha, 2),
+        fmt.fixed(p.latency.mean, 1),
+        fmt.fixed(p.latency.p95, 1),
+        fmt.fixed(p.latency.p99, 1),
+        fmt.percent(p.attainment[String(cfg.sloScale)]),
+        fmt.fixed(p.throughput, 3),
+        fmt.fixed(p.capacity, 3),
+        fmt.times(x.p95),
+        fmt.times(x.capacity),
+      ];
+    }),
+  );
+  return renderTable(columns, cells, "Simulator benchmark (latencies pooled over seeds; ratios: rr-fcfs P95 / policy P95, policy capacity / rr-fcfs capacity)");
 }

@@ -1,6 +1,7 @@
 /** The chaos harness's report: markdown for people, the same figures as JSON beside it. */
 import type { ChaosFigures } from "./chaos-check";
 import type { ChaosRun } from "./chaos-run";
+import { fmt, renderTable, type Column } from "./summary-table";
 
 const s1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : "–");
 const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–");
@@ -60,4 +61,38 @@ export function chaosMarkdown(run: ChaosRun, baseline: ChaosRun | null, command:
   if (!f.callIdsMatchWorkflows) lines.push("\nNote: the logged call ids do not start with the workflow ids, so calls of unknown workflows were not checked.");
   lines.push("\n## Fault events (emulated s)\n", ...run.events.map((e) => `- ${e.appliedAtS.toFixed(0)} s (planned ${e.atS.toFixed(0)}): ${e.action}, ${e.tookMs.toFixed(0)} ms${e.error === undefined ? "" : ` — FAILED: ${e.error}`}`));
   return `${lines.join("\n")}\n`;
+}
+
+/** What `npm run chaos` ends with: the key figures of the chaos run and its baseline, the P95 ratio, the verdict. */
+export function chaosConsoleTable(run: ChaosRun, baseline: ChaosRun | null): string {
+  const columns: Column[] = [
+    { header: "run", align: "left" },
+    { header: "accepted" },
+    { header: "refused" },
+    { header: "succeeded" },
+    { header: "failed" },
+    { header: "lost" },
+    { header: "duplicated" },
+    { header: "max executions" },
+    { header: "P50 s" },
+    { header: "P95 s" },
+    { header: "SLO att." },
+  ];
+  const row = (name: string, f: ChaosFigures): string[] => [
+    name,
+    String(f.accepted),
+    String(f.refused),
+    String(f.succeeded),
+    String(f.failed + f.cancelled),
+    String(f.lost),
+    String(f.duplicated),
+    `${f.retry.maxExecutions} (bound ${f.retry.bound})`,
+    fmt.fixed(f.p50S, 1),
+    fmt.fixed(f.p95S, 1),
+    fmt.percent(f.sloAttainment),
+  ];
+  const rows = [row("with faults", run.figures), ...(baseline === null ? [] : [row("baseline (no faults)", baseline.figures)])];
+  const ratio = baseline === null ? "no baseline run" : `P95 with faults / without: ${fmt.times(run.figures.p95S / baseline.figures.p95S)}`;
+  const verdict = run.verdict.ok ? "PASS" : `FAIL (${run.verdict.problems.join(", ")})`;
+  return `${renderTable(columns, rows, "Chaos run (pool-clock seconds)")}${ratio}; verdict: ${verdict}\n`;
 }

@@ -41,7 +41,11 @@ export interface ChaosOptions {
   onEnded?: () => void;
   /** One line per fault as it is applied, and other news. */
   log?: (line: string) => void;
+  /** The run's phases as they begin: the stack starting, the load (with its number of workflows), the drain after it, the checks. */
+  onPhase?: (phase: ChaosPhase, workflows: number) => void;
 }
+
+export type ChaosPhase = "stack" | "load" | "drain" | "check";
 
 export interface AppliedEvent {
   /** Planned, emulated seconds from the start of the load. */
@@ -54,7 +58,7 @@ export interface AppliedEvent {
 }
 
 export interface ChaosRun {
-  options: Omit<ChaosOptions, "onSubmitted" | "onEnded" | "log">;
+  options: Omit<ChaosOptions, "onSubmitted" | "onEnded" | "log" | "onPhase">;
   fleet: string[];
   schedule: ChaosSchedule | null;
   events: AppliedEvent[];
@@ -96,6 +100,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
   const stateDir = mkdtempSync(join(o.stateDir ?? tmpdir(), o.faults ? "hexflow-chaos-" : "hexflow-chaos-baseline-"));
   const callLogDir = join(stateDir, "call-logs");
   const requestTimeoutMs = Math.round(((o.requestTimeoutS ?? 120) / o.timeScale) * 1000);
+  o.onPhase?.("stack", Math.ceil(o.rate * o.durationS));
   const stack = await startStack({ fleet, timeScale: o.timeScale, port: 0, pool: "default", keepState: false, stateDir, quiet: true, admission: "off", callLogDir, registration: { requestTimeoutMs } });
   const gw = { url: stack.url, apiKey: stack.apiKey };
   try {
@@ -106,6 +111,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
     const planned: PlannedWorkflow[] = workload.map((w, index) => ({ index, key: `chaos-${o.seed}-${index}`, arrivalS: w.arrivalS }));
     const schedule = o.faults ? chaosSchedule({ seed: o.seed, durationS: o.durationS, instances: stack.emulators.map((e) => e.id), ...(o.cycles === undefined ? {} : { cycles: o.cycles }), restartLeadS: RESTART_LEAD_REAL_S * o.timeScale }) : null;
     const realMs = (s: number): number => (s / o.timeScale) * 1000;
+    o.onPhase?.("load", workload.length);
     const t0 = performance.now();
     const wallT0 = Date.now();
     const nowS = (): number => ((performance.now() - t0) / 1000) * o.timeScale;
@@ -184,10 +190,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosRun> {
       if (e.child.exitCode !== null || e.child.signalCode !== null) await stack.startEmulator(e.id).catch((err: unknown) => log(`restarting ${e.id} after the load failed: ${message(err)}`));
       await setEmulatorFault(e.url, "none").catch((err: unknown) => log(`clearing the faults of ${e.id} failed: ${message(err)}`));
     }
+    o.onPhase?.("drain", workload.length);
     drainDeadline = performance.now() + o.timeoutS * 1000;
     loadOver = true;
     await polling;
     const drainS = (performance.now() - t0) / 1000 - loadS;
+    o.onPhase?.("check", workload.length);
     // A last look at whatever did not end; then every accepted key once more (the same id must come back,
     // marked replayed); then the traces (their rows are written by an alarm after the end).
     await pollRound();

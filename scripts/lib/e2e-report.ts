@@ -7,6 +7,7 @@ import { percentile } from "../../src/core/stats";
 import { latencySummary, type LatencySummary } from "../../src/sim/metrics";
 import type { WorkflowResult } from "../../src/sim/simulator";
 import type { LoadgenWorkflow } from "./loadgen-events";
+import { fmt, renderTable, type Column } from "./summary-table";
 
 export interface Measure {
   latency: LatencySummary;
@@ -176,4 +177,39 @@ export function rateTables(s: RateSummary, scales: readonly number[]): string {
     "Fidelity, end to end / simulator (difference):\n",
     flines.join("\n"),
   ].join("\n");
+}
+
+/** The table `npm run bench:e2e` ends with: per rate and policy, the end-to-end figures and the simulator's P95 beside them. */
+export function e2eConsoleTable(summary: readonly RateSummary[], sloScale: number): string {
+  const columns: Column[] = [
+    { header: "rate wf/s", align: "left" },
+    { header: "policy", align: "left" },
+    { header: "α" },
+    { header: "mean s" },
+    { header: "P95 s" },
+    { header: "P99 s" },
+    { header: `att@${sloScale}x` },
+    { header: "thr wf/s" },
+    { header: "failed" },
+    { header: "P95 vs rr-fcfs" },
+    { header: "sim P95 s" },
+    { header: "P95 e2e vs sim" },
+  ];
+  const rows = summary.flatMap((s) =>
+    s.policies.map((p, i) => [
+      i === 0 ? String(s.rate) : "",
+      p.policy,
+      p.alpha === null ? "–" : fmt.fixed(p.alpha, 2),
+      fmt.fixed(p.e2e.latency.mean, 1),
+      fmt.fixed(p.e2e.latency.p95, 1),
+      fmt.fixed(p.e2e.latency.p99, 1),
+      fmt.percent(p.e2e.attainment[String(sloScale)]),
+      fmt.fixed(p.e2e.throughput, 3),
+      `${p.e2e.failed}/${p.e2e.workflows}`,
+      spread(p.p95VsRr),
+      fmt.fixed(p.sim.latency.p95, 1),
+      diff(p.e2e.latency.p95, p.sim.latency.p95),
+    ]),
+  );
+  return renderTable(columns, rows, "End-to-end benchmark (pool-clock seconds, pooled over seeds; P95 vs rr-fcfs: median [range] over seeds)");
 }
