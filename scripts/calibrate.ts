@@ -20,7 +20,7 @@ runCli(async () => {
     const client = new CalibrationClient(args.url, args.model, args.apiKey, args.timeoutS * 1000);
     const maxModelLen = await client.checkModel();
     const m = await measure(client, args, maxModelLen);
-    const report = buildReport(args.url, args.model, m, fitCostModel(m.grid), fitBatchSlope(m.batch));
+    const report = buildReport(args.url, args.model, m, fitCostModel(m.grid, args.maxNumBatchedTokens), fitBatchSlope(m.batch), args.typicalInput);
     if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else printReport(report);
     if (args.register !== undefined) {

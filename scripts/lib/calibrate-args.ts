@@ -12,13 +12,28 @@ export const CALIBRATE_HELP = `usage: npm run calibrate -- --url URL --model NAM
   --concurrency LIST      concurrency levels of the batch-slope sweep (default 1,2,4,8,16; "1" skips it)
   --batch-input N         prompt tokens of the sweep's request (default 512)
   --batch-output N        output tokens of the sweep's request (default 256)
-  --time-scale K          server seconds per wall second (default: the emulator's
+  --timing MODE           auto (default): the server's own per-request timings from its /metrics
+                          histograms when it exports them, else wall; server: require them; wall:
+                          time each request on this machine's clock
+  --max-num-batched-tokens N  the server's chunked-prefill budget per engine step (default 2048,
+                          vLLM's on A100/L40S/A6000; 8192 on H100)
+  --typical-input N       prompt length at which to report the effective prefill (default 4096)
+  --time-scale K          server seconds per wall second, for wall timing (default: the emulator's
                           hexflow_emulator_time_scale from /metrics, else 1)
   --timeout-s S           per-request timeout in wall seconds (default 600)
   --api-key KEY           Authorization for the server, if it has --api-key (or VLLM_API_KEY)
   --json                  print the fit as JSON only
   --register              set the fit as the instance's cost profile on a gateway:
     --gateway URL --pool P --instance ID [--admin-token T]   (or HEXFLOW_ADMIN_TOKEN, or npm start's credentials)`;
+
+export const TIMING_MODES = ["auto", "server", "wall"] as const;
+export type TimingMode = (typeof TIMING_MODES)[number];
+
+function timingMode(raw: string | undefined): TimingMode {
+  const mode = TIMING_MODES.find((m) => m === (raw ?? "auto"));
+  if (mode === undefined) throw new UsageError(`--timing must be one of ${TIMING_MODES.join(", ")}: ${raw ?? ""}`);
+  return mode;
+}
 
 export interface CalibrateArgs {
   url: string;
@@ -31,6 +46,9 @@ export interface CalibrateArgs {
   batchInput: number;
   batchOutput: number;
   timeScale: number | undefined;
+  timing: TimingMode;
+  maxNumBatchedTokens: number;
+  typicalInput: number;
   timeoutS: number;
   apiKey: string | undefined;
   json: boolean;
@@ -69,6 +87,9 @@ export function parseCalibrateArgs(argv: string[]): CalibrateArgs | undefined {
       "batch-input": { type: "string" },
       "batch-output": { type: "string" },
       "time-scale": { type: "string" },
+      timing: { type: "string" },
+      "max-num-batched-tokens": { type: "string" },
+      "typical-input": { type: "string" },
       "timeout-s": { type: "string" },
       "api-key": { type: "string" },
       json: { type: "boolean", default: false },
@@ -111,6 +132,9 @@ export function parseCalibrateArgs(argv: string[]): CalibrateArgs | undefined {
     batchInput: numberArg("batch-input", values["batch-input"], 512, (n) => isPositiveInt(n) && n >= 16),
     batchOutput: numberArg("batch-output", values["batch-output"], 256, (n) => isPositiveInt(n) && n >= 2),
     timeScale: values["time-scale"] === undefined ? undefined : numberArg("time-scale", values["time-scale"], 1),
+    timing: timingMode(values.timing),
+    maxNumBatchedTokens: numberArg("max-num-batched-tokens", values["max-num-batched-tokens"], 2048, isPositiveInt),
+    typicalInput: numberArg("typical-input", values["typical-input"], 4096, isPositiveInt),
     timeoutS: numberArg("timeout-s", values["timeout-s"], 600),
     apiKey: values["api-key"] ?? process.env.VLLM_API_KEY,
     json: values.json,

@@ -56,11 +56,18 @@ export class CalibrationClient {
     return m.max_model_len ?? undefined;
   }
 
-  /** An emulator states its time scale in /metrics (hexflow_emulator_time_scale); a real vLLM does not. */
-  async reportedTimeScale(): Promise<number | undefined> {
+  /** The server's Prometheus text, or undefined if it has no /metrics. */
+  async metricsText(): Promise<string | undefined> {
     const res = await this.get("/metrics").catch(() => undefined);
     if (res === undefined || !res.ok) return undefined;
-    const m = /^hexflow_emulator_time_scale(?:\{[^}]*\})?\s+(\S+)/m.exec(await res.text());
+    return await res.text();
+  }
+
+  /** An emulator states its time scale in /metrics (hexflow_emulator_time_scale); a real vLLM does not. */
+  async reportedTimeScale(): Promise<number | undefined> {
+    const text = await this.metricsText();
+    if (text === undefined) return undefined;
+    const m = /^hexflow_emulator_time_scale(?:\{[^}]*\})?\s+(\S+)/m.exec(text);
     const k = Number(m?.[1]);
     return m !== null && Number.isFinite(k) && k > 0 ? k : undefined;
   }

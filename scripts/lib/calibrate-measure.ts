@@ -2,15 +2,17 @@
  * The measuring half of `npm run calibrate`: prompts of a requested token length, warm-up, the
  * (input, output) grid one request at a time, and the concurrency sweep of one decode-heavy request.
  *
- * Times are converted to the server's clock: (wall − idle round trip) × time scale for the parts
- * measured from the send, and wall × time scale for the parts between two chunks of one stream.
- * Removing the round trip matters for an emulator (it would be multiplied by the time scale) and is
- * what a profile means for a real server too: the server's time, not this machine's network.
+ * With server timing (the default when /metrics has vLLM's request histograms) every figure is the
+ * server's own. With wall timing, times are converted to the server's clock: (wall − idle round
+ * trip) × time scale for the parts measured from the send, and wall × time scale for the parts
+ * between two chunks of one stream; timer and HTTP jitter then enter the fit, multiplied by the
+ * time scale on an emulator (docs/calibration.md).
  */
 import type { BatchSample, RequestTiming } from "../../src/core/cost-fit";
 import { createRng, type Rng, uniformInt } from "../../src/core/rng";
 import type { CalibrateArgs } from "./calibrate-args";
 import { type CalibrationClient, ServerError, type StreamTiming } from "./calibrate-client";
+import { ServerTimer } from "./calibrate-server-timing";
 import { progressBars } from "./progress";
 
 /** Short, common English words: one token each for Llama-style tokenizers (after a space). */
@@ -35,6 +37,10 @@ function wordsFor(rate: TokenRate, tokens: number): number {
 }
 
 export interface Measurement {
+  /** Whose clock timed the requests: the server's /metrics histograms, or this machine's. */
+  timing: "server" | "wall";
+  /** Mean server-side queue time of the grid's requests (server timing with the queue histogram only). */
+  meanQueueS: number | undefined;
   timeScale: number;
   timeScaleSource: "flag" | "server" | "default";
   roundTripMs: number;
@@ -62,6 +68,13 @@ export async function measure(client: CalibrationClient, args: CalibrateArgs, ma
   const rate = { perWord, fixed: a - 50 * perWord };
   for (let i = 0; i < args.warmup; i++) await client.stream(promptOf(rng, wordsFor(rate, 128)), 16);
   const roundTripMs = await client.idleRoundTripMs();
+  // Read after the probes and warm-ups, so the histograms exist even on a server that creates them lazily.
+  const timer = new ServerTimer(client, args.model, args.url);
+  const serverTimed = args.timing !== "wall" && (await timer.available());
+  if (args.timing === "server" && !serverTimed) {
+    throw new ServerError(`${args.url}/metrics has no vllm:time_to_first_token_seconds and vllm:e2e_request_latency_seconds histograms; use --timing wall`);
+  }
+  const queues: number[] = [];
 
   const toServerS = (wallMs: number) => (Math.max(0, wallMs) / 1000) * timeScale;
   const bars = progressBars();
@@ -73,15 +86,23 @@ export async function measure(client: CalibrationClient, args: CalibrateArgs, ma
     for (let r = 0; r < args.reps; r++) {
       for (const { input, output } of points) {
         gridBar.submitted();
-        const t = await client.stream(promptOf(rng, wordsFor(rate, input)), output);
-        checkOutput(t, output);
-        grid.push({
-          inputTokens: t.promptTokens,
-          outputTokens: t.completionTokens,
-          ttftS: toServerS(t.firstMs - t.sentMs - roundTripMs),
-          totalS: toServerS(t.endMs - t.sentMs - roundTripMs),
-          point: `${input}x${output}`,
-        });
+        const prompt = () => promptOf(rng, wordsFor(rate, input));
+        if (serverTimed) {
+          const s = await timer.request(prompt, output);
+          checkOutput(s.t, output);
+          if (s.queueS !== undefined) queues.push(s.queueS);
+          grid.push({ inputTokens: s.t.promptTokens, outputTokens: s.t.completionTokens, ttftS: s.ttftS, totalS: s.totalS, point: `${input}x${output}` });
+        } else {
+          const t = await client.stream(prompt(), output);
+          checkOutput(t, output);
+          grid.push({
+            inputTokens: t.promptTokens,
+            outputTokens: t.completionTokens,
+            ttftS: toServerS(t.firstMs - t.sentMs - roundTripMs),
+            totalS: toServerS(t.endMs - t.sentMs - roundTripMs),
+            point: `${input}x${output}`,
+          });
+        }
         gridBar.ended();
       }
     }
@@ -92,24 +113,26 @@ export async function measure(client: CalibrationClient, args: CalibrateArgs, ma
     const batchBar = bars.run("batch slope (concurrency sweep)", levels.reduce((s, c) => s + c * args.reps, 0));
     for (let r = 0; r < args.reps; r++) {
       for (const c of levels) {
-        const runs = Array.from({ length: c }, async () => {
+        const run = async () => {
           batchBar.submitted();
           const t = await client.stream(promptOf(rng, wordsFor(rate, args.batchInput)), args.batchOutput);
           checkOutput(t, args.batchOutput);
           batchBar.ended();
           return t;
-        });
-        for (const t of await Promise.all(runs)) {
-          batch.push({
-            concurrency: c,
-            interTokenS: toServerS(t.endMs - t.firstMs) / (t.completionTokens - 1),
-            contextTokens: t.promptTokens + t.completionTokens / 2,
-          });
+        };
+        const level = serverTimed ? await timer.concurrent(c, run) : { ts: await Promise.all(Array.from({ length: c }, run)), interTokenS: undefined };
+        const context = (t: StreamTiming) => t.promptTokens + t.completionTokens / 2;
+        if (level.interTokenS !== undefined) {
+          // The server's mean over every token of the level: one sample, weighted like a lone request's.
+          batch.push({ concurrency: c, interTokenS: level.interTokenS, contextTokens: level.ts.reduce((a, t) => a + context(t), 0) / c });
+        } else {
+          for (const t of level.ts) batch.push({ concurrency: c, interTokenS: toServerS(t.endMs - t.firstMs) / (t.completionTokens - 1), contextTokens: context(t) });
         }
       }
     }
     batchBar.done(levels.length === 0 ? "skipped (one concurrency level)" : `${batch.length} requests`);
-    return { timeScale, timeScaleSource, roundTripMs, grid, batch, wallS: (performance.now() - started) / 1000 };
+    const meanQueueS = queues.length > 0 ? queues.reduce((a, b) => a + b, 0) / queues.length : undefined;
+    return { timing: serverTimed ? "server" : "wall", meanQueueS, timeScale, timeScaleSource, roundTripMs, grid, batch, wallS: (performance.now() - started) / 1000 };
   } finally {
     bars.stop();
   }

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Table from "cli-table3";
 import { z } from "zod";
-import type { BatchSlope, CostFit } from "../../src/core/cost-fit";
+import { type BatchSlope, type CostFit, effectivePrefillS } from "../../src/core/cost-fit";
 import type { CostCoeffs } from "../../src/core/cost-model";
 import { adminFetch } from "./admin-client";
 import { ServerError } from "./calibrate-client";
@@ -14,9 +14,17 @@ import { LOCAL_STATE_DIR } from "./credentials";
 export interface CalibrationReport {
   url: string;
   model: string;
-  /** What to register: t̂ = overheadS + prefillS·in + decodeS·out, seconds on the server's clock. */
+  /**
+   * What to register: t̂ = overheadS + prefillS·in + decodeS·out, seconds on the server's clock, with
+   * the true per-token prefill (the engine model adds chunk steps itself; docs/calibration.md).
+   */
   cost: CostCoeffs;
+  /** The prefill per token a chunk-less t̂ needs to price a lone prompt of `inputTokens` exactly. */
+  effectivePrefill: { inputTokens: number; prefillS: number };
+  maxNumBatchedTokens: number;
   fit: { medianRelError: number; p90RelError: number; r2: number; requests: number; points: CostFit["points"] };
+  timing: Measurement["timing"];
+  meanQueueS: number | null;
   /** Informational: the cost model prices a lone call; see docs/calibration.md. */
   batch: (BatchSlope & { contextTokens: number }) | null;
   timeScale: number;
@@ -25,12 +33,16 @@ export interface CalibrationReport {
   wallS: number;
 }
 
-export function buildReport(url: string, model: string, m: Measurement, fit: CostFit, batch: BatchSlope | undefined): CalibrationReport {
+export function buildReport(url: string, model: string, m: Measurement, fit: CostFit, batch: BatchSlope | undefined, typicalInput: number): CalibrationReport {
   const ctx = m.batch.reduce((s, b) => s + b.contextTokens, 0) / Math.max(1, m.batch.length);
   return {
     url,
     model,
     cost: fit.coeffs,
+    effectivePrefill: { inputTokens: typicalInput, prefillS: effectivePrefillS(fit.coeffs, typicalInput, fit.maxNumBatchedTokens) },
+    maxNumBatchedTokens: fit.maxNumBatchedTokens,
+    timing: m.timing,
+    meanQueueS: m.meanQueueS ?? null,
     fit: { medianRelError: fit.medianRelError, p90RelError: fit.p90RelError, r2: fit.r2, requests: fit.requests, points: fit.points },
     batch: batch === undefined ? null : { ...batch, contextTokens: Math.round(ctx) },
     timeScale: m.timeScale,
@@ -44,12 +56,24 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const ms = (s: number) => (1000 * s).toFixed(2);
 
 export function printReport(r: CalibrationReport, out: NodeJS.WritableStream = process.stdout): void {
-  const points = new Table({ head: ["input tok", "output tok", "measured s", "fitted s", "rel err"], colAligns: ["right", "right", "right", "right", "right"], style: { head: [] } });
-  for (const p of r.fit.points) points.push([Math.round(p.inputTokens), Math.round(p.outputTokens), p.measuredS.toFixed(3), p.predictedS.toFixed(3), pct(p.relError)]);
+  const points = new Table({
+    head: ["input tok", "output tok", "measured s", "fitted s", "rel err", "t̂ s", "t̂ err"],
+    colAligns: ["right", "right", "right", "right", "right", "right", "right"],
+    style: { head: [] },
+  });
+  for (const p of r.fit.points) {
+    points.push([Math.round(p.inputTokens), Math.round(p.outputTokens), p.measuredS.toFixed(3), p.predictedS.toFixed(3), pct(p.relError), p.costModelS.toFixed(3), pct(p.costModelRelError)]);
+  }
   out.write(`${points.toString()}\n`);
   const lines = [
-    `server ${r.url}  model ${r.model}  time scale ${r.timeScale} (${r.timeScaleSource})  idle round trip ${r.roundTripMs.toFixed(2)} ms  ${r.wallS.toFixed(1)} s wall`,
-    `fit   overheadS ${r.cost.overheadS.toPrecision(4)}  prefillS ${r.cost.prefillS.toPrecision(4)}  decodeS ${r.cost.decodeS.toPrecision(4)}`,
+    `server ${r.url}  model ${r.model}  ${r.wallS.toFixed(1)} s wall  ` +
+      (r.timing === "server"
+        ? `timed by the server's /metrics histograms${r.meanQueueS === null ? "" : ` (mean queue ${ms(r.meanQueueS)} ms)`}`
+        : `timed on this machine's clock: time scale ${r.timeScale} (${r.timeScaleSource}), idle round trip ${r.roundTripMs.toFixed(2)} ms`),
+    `fit   overheadS ${r.cost.overheadS.toPrecision(4)}  prefillS ${r.cost.prefillS.toPrecision(4)}  decodeS ${r.cost.decodeS.toPrecision(4)}` +
+      `  (chunk budget ${r.maxNumBatchedTokens} tokens; "fitted" adds a decode step per extra chunk, t̂ does not)`,
+    `effective prefill for a ${r.effectivePrefill.inputTokens}-token prompt: ${r.effectivePrefill.prefillS.toPrecision(4)} s/token (prefill + decode × extra chunk steps / tokens); ` +
+      `the registered profile keeps the per-token prefillS`,
     `error per point: median ${pct(r.fit.medianRelError)}  p90 ${pct(r.fit.p90RelError)}  R² ${r.fit.r2.toFixed(4)}  (${r.fit.requests} requests)`,
   ];
   out.write(`${lines.join("\n")}\n`);

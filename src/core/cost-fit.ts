@@ -8,10 +8,14 @@
  * token, which depends on the prompt, and its decode span, which depends on the output only. Fitting
  * each to its own equation keeps a slow decode from leaking into the prefill estimate (and the
  * reverse), which a fit of totals alone cannot tell apart when prompts are short.
- *   TTFT          = o + p·in + d     (the step that ends the prefill samples the first token, and
- *                                     the cost model charges d for every output token, that one included)
- *   decode span   = d·(out − 1)       (the first to the last token)
- * so a lone call's total is o + p·in + d·out, exactly the cost model's t̂.
+ *   TTFT          = o + p·in + d·(1 + e)   (the step that ends the prefill samples the first token,
+ *                                           and the cost model charges d for every output token)
+ *   decode span   = d·(out − 1)            (the first to the last token)
+ * where e = ceil(in / N) − 1 is the number of extra engine steps a prompt longer than the chunk
+ * budget N (vLLM's max_num_batched_tokens) takes: each step pays a decode step's weight read, as
+ * the engine model charges it (src/sim/engine/vllm.ts). e is known from the prompt, so it is a
+ * regressor, not an unknown, and p comes out as the true per-token prefill. A lone call whose
+ * prompt fits one step totals o + p·in + d·out, exactly the cost model's t̂.
  */
 import { solveSpd } from "./calibration";
 import type { CostCoeffs } from "./cost-model";
@@ -33,8 +37,12 @@ export interface PointError {
   outputTokens: number;
   /** Median measured total over the point's repetitions. */
   measuredS: number;
+  /** The fitted model's total, chunk steps included. */
   predictedS: number;
   relError: number;
+  /** The cost model's t̂ with the fitted coefficients (no chunk term), and its relative error. */
+  costModelS: number;
+  costModelRelError: number;
 }
 
 export interface CostFit {
@@ -45,6 +53,23 @@ export interface CostFit {
   /** Coefficient of determination of the points' median totals. */
   r2: number;
   requests: number;
+  maxNumBatchedTokens: number;
+}
+
+/** vLLM's default max_num_batched_tokens on A100, L40S and A6000 (src/core/gpu.ts). */
+export const DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048;
+
+/** Engine steps beyond the first that a lone prompt of `input` tokens takes with a chunk budget of `n`. */
+export function extraPrefillSteps(input: number, n: number): number {
+  return Math.max(0, Math.ceil(input / n) - 1);
+}
+
+/**
+ * The per-token prefill a chunk-less t̂ must use to price a lone `input`-token prompt exactly:
+ * p + d·e/in (each extra chunk step spread over the prompt's tokens).
+ */
+export function effectivePrefillS(c: CostCoeffs, input: number, n: number): number {
+  return c.prefillS + (c.decodeS * extraPrefillSteps(input, n)) / input;
 }
 
 /**
@@ -95,11 +120,11 @@ function relativeRows(rows: number[][], targets: number[]): { rows: number[][]; 
   };
 }
 
-export function fitCostModel(samples: readonly RequestTiming[]): CostFit {
+export function fitCostModel(samples: readonly RequestTiming[], maxNumBatchedTokens = DEFAULT_MAX_NUM_BATCHED_TOKENS): CostFit {
   const rows: number[][] = [];
   const targets: number[] = [];
   for (const s of samples) {
-    rows.push([1, s.inputTokens, 1]);
+    rows.push([1, s.inputTokens, 1 + extraPrefillSteps(s.inputTokens, maxNumBatchedTokens)]);
     targets.push(s.ttftS);
     if (s.outputTokens >= 2) {
       rows.push([0, 0, s.outputTokens - 1]);
@@ -110,7 +135,7 @@ export function fitCostModel(samples: readonly RequestTiming[]): CostFit {
   if (rel.rows.length < 3) throw new Error("fitCostModel: needs at least 3 usable measurements");
   const [overheadS = 0, prefillS = 0, decodeS = 0] = nnls(rel.rows, rel.targets);
   const coeffs = { overheadS, prefillS, decodeS };
-  const points = summarisePoints(samples, coeffs);
+  const points = summarisePoints(samples, coeffs, maxNumBatchedTokens);
   const errs = points.map((p) => p.relError).sort((a, b) => a - b);
   const meanTotal = points.reduce((s, p) => s + p.measuredS, 0) / Math.max(1, points.length);
   const ssTot = points.reduce((s, p) => s + (p.measuredS - meanTotal) ** 2, 0);
@@ -122,6 +147,7 @@ export function fitCostModel(samples: readonly RequestTiming[]): CostFit {
     p90RelError: sortedPercentile(errs, 0.9),
     r2: ssTot > 0 ? 1 - ssRes / ssTot : Number.NaN,
     requests: samples.length,
+    maxNumBatchedTokens,
   };
 }
 
@@ -129,7 +155,7 @@ function median(xs: readonly number[]): number {
   return sortedPercentile([...xs].sort((a, b) => a - b), 0.5);
 }
 
-function summarisePoints(samples: readonly RequestTiming[], c: CostCoeffs): PointError[] {
+function summarisePoints(samples: readonly RequestTiming[], c: CostCoeffs, n: number): PointError[] {
   const groups = new Map<string, RequestTiming[]>();
   for (const s of samples) {
     const key = s.point ?? `${s.inputTokens}x${s.outputTokens}`;
@@ -139,8 +165,10 @@ function summarisePoints(samples: readonly RequestTiming[], c: CostCoeffs): Poin
     const inputTokens = median(g.map((s) => s.inputTokens));
     const outputTokens = median(g.map((s) => s.outputTokens));
     const measuredS = median(g.map((s) => s.totalS));
-    const predictedS = c.overheadS + c.prefillS * inputTokens + c.decodeS * outputTokens;
-    return { point, inputTokens, outputTokens, measuredS, predictedS, relError: Math.abs(predictedS - measuredS) / measuredS };
+    const costModelS = c.overheadS + c.prefillS * inputTokens + c.decodeS * outputTokens;
+    const predictedS = costModelS + c.decodeS * extraPrefillSteps(inputTokens, n);
+    const err = (x: number) => Math.abs(x - measuredS) / measuredS;
+    return { point, inputTokens, outputTokens, measuredS, predictedS, relError: err(predictedS), costModelS, costModelRelError: err(costModelS) };
   });
 }
 

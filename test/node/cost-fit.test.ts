@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type BatchSample, fitBatchSlope, fitCostModel, nnls, type RequestTiming } from "../../src/core/cost-fit";
+import { type BatchSample, effectivePrefillS, extraPrefillSteps, fitBatchSlope, fitCostModel, nnls, type RequestTiming } from "../../src/core/cost-fit";
 import { type CostCoeffs, defaultCost } from "../../src/core/cost-model";
 import { createRng, normal, type Rng } from "../../src/core/rng";
 
@@ -72,6 +72,28 @@ describe("fitCostModel", () => {
       return { ...s, ttftS: s.ttftS + extra, totalS: s.totalS + extra };
     });
     expect(fitCostModel(samples).p90RelError).toBeGreaterThan(0.01);
+  });
+
+  it("recovers the per-token prefill when long prompts are prefilled in several 2048-token steps", () => {
+    const truth = defaultCost("A100");
+    // Each chunk beyond the first costs one more engine step, which pays a decode (src/sim/engine/vllm.ts).
+    const samples = [128, 1024, 2048, 3000, 4096, 8192].flatMap((input) =>
+      [1, 4, 32].map((output) => {
+        const ttftS = truth.overheadS + truth.prefillS * input + truth.decodeS * (1 + extraPrefillSteps(input, 2048));
+        return { inputTokens: input, outputTokens: output, ttftS, totalS: ttftS + truth.decodeS * (output - 1) };
+      }),
+    );
+    const fit = fitCostModel(samples, 2048);
+    expect(rel(fit.coeffs.prefillS, truth.prefillS)).toBeLessThan(1e-9);
+    expect(rel(fit.coeffs.overheadS, truth.overheadS)).toBeLessThan(1e-9);
+    expect(fit.medianRelError).toBeLessThan(1e-9);
+    // t̂ has no chunk term: it misprices the long prompts, and the report says by how much.
+    expect(Math.max(...fit.points.map((p) => p.costModelRelError))).toBeGreaterThan(0.1);
+    // Ignoring the chunks (one step per prompt) folds them into an inflated "effective" prefill.
+    const plain = fitCostModel(samples, Number.POSITIVE_INFINITY);
+    expect(plain.coeffs.prefillS).toBeGreaterThan(2 * truth.prefillS);
+    expect(effectivePrefillS(truth, 4096, 2048)).toBeCloseTo(truth.prefillS + truth.decodeS / 4096, 15);
+    expect(effectivePrefillS(truth, 2048, 2048)).toBe(truth.prefillS);
   });
 
   it("refuses too few measurements", () => {
