@@ -2,6 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { fileURLToPath } from "node:url";
 import { Response } from "miniflare";
 import { defineConfig } from "vitest/config";
+import { fakeVpcBinding } from "./scripts/lib/fake-vpc-binding.ts";
 import { gatewayAuxWorker } from "./scripts/lib/tuner-test-gateway.ts";
 
 export default defineConfig({
@@ -39,11 +40,17 @@ export default defineConfig({
                 FUZZ_SEED: process.env.HEXFLOW_FUZZ_SEED ?? "",
                 // The TRACES schema, read here in Node and applied in workerd by test/workers/setup-d1.ts.
                 TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("./migrations", import.meta.url))),
+                // The Access service token for instances with transport "access" (test/workers/transport.test.ts).
+                ACCESS_CLIENT_ID: "test-access-id.access",
+                ACCESS_CLIENT_SECRET: "test-access-secret-0123456789abcdef",
               },
               // wrangler.toml binds the tuner Worker as TUNER; it does not run in this project, so TUNER
               // answers like a tuner that is down (the tuner project runs the real one behind the gateway).
               serviceBindings: {
                 TUNER: () => Response.json({ error: { code: "unavailable", message: "the tuner Worker does not run in the workers test project" } }, { status: 503 }),
+                // Workers VPC bindings cannot run locally (only wrangler.toml's production env declares GPU_VPC): a fake
+                // vLLM behind a tunnel under that name, which records what reaches it (test/workers/transport.test.ts).
+                GPU_VPC: fakeVpcBinding(),
               },
             },
           })),

@@ -9,6 +9,7 @@ import { adminTraces } from "./admin-traces";
 import { adminTuning } from "./admin-tuning";
 import { adminTenants } from "./admin-tenants";
 import { adminDashboard } from "./admin-dashboard";
+import { adminRegistration } from "./admin-registration";
 
 type AdminEnv = { Bindings: Env };
 
@@ -35,6 +36,7 @@ export const admin = new Hono<AdminEnv>()
   .route("/tenants", adminTenants)
   .route("/", adminTuning)
   .route("/", adminDashboard)
+  .route("/", adminRegistration)
   .get("/pools/:pool", async (c) => c.json(await c.env.COORDINATOR.getByName(c.req.param("pool")).pool()))
   .post("/pools/:pool/instances", async (c) => {
     const body = await jsonBody(c.req.raw);

@@ -8,6 +8,7 @@ import { requireTenant } from "./auth";
 import { databases } from "./databases";
 import { handleError, handleNotFound } from "./errors";
 import { openai } from "./openai";
+import { register } from "./register";
 import { metrics } from "./metrics";
 import { openApiDocument } from "./openapi";
 import { workflows } from "./workflows";
@@ -38,6 +39,7 @@ export const app = new Hono<{ Bindings: Env }>()
   .route("/v1/traces", tenantTraces)
   .route("/v1", openai)
   .route("/admin", admin)
+  .route("/register", register)
   .route("/metrics", metrics);
 
 app.notFound(handleNotFound);

@@ -14,6 +14,8 @@ import { InstanceRecordSchema, InstanceRegistrationSchema, InstanceUpdateSchema 
 import { TenantConfigUpdateSchema, TenantIdSchema } from "../core/tenant";
 import { PolicyUpdateSchema } from "../objects/pool-settings";
 import { CreateTenantSchema, KeyIdSchema, KeyLabelSchema, RotateSchema } from "./admin-tenants";
+import { CreateRegistrationTokenSchema, RegistrationTokenIdSchema } from "./admin-registration";
+import { RegistrationTokenSummarySchema } from "../db/registration-tokens";
 import { TraceQuerySchema } from "./admin-traces";
 import { HistoryQuerySchema } from "./admin-tuning";
 import { DashboardQuerySchema } from "./admin-dashboard";
@@ -24,7 +26,7 @@ import { ChatRequestSchema, CompletionRequestSchema } from "./openai-schemas";
 import * as R from "./openapi-responses";
 import { PoolNameSchema, ReplayWorkflowSchema, SloScaleSchema, Text2SqlWorkflowSchema, WorkflowIdSchema } from "./schemas";
 
-type Auth = "public" | "tenant" | "admin";
+type Auth = "public" | "tenant" | "admin" | "registration";
 type Method = "get" | "post" | "put" | "patch" | "delete";
 
 const ERRORS = {
@@ -73,18 +75,18 @@ interface Operation {
 
 const SUCCESS = { 200: "OK", 201: "Created", 202: "Accepted: the workflow runs; poll links.self" } as const;
 
-const SECURITY: Record<Auth, Record<string, string[]>[]> = { public: [], tenant: [{ tenantKey: [] }], admin: [{ adminToken: [] }] };
+const SECURITY: Record<Auth, Record<string, string[]>[]> = { public: [], tenant: [{ tenantKey: [] }], admin: [{ adminToken: [] }], registration: [{ registrationToken: [] }] };
 
 function errorResponses(op: Operation): Record<string, { description: string; content: ReturnType<typeof json>; headers?: z.ZodObject }> {
   const statuses = new Set<ErrorStatus>(op.errors ?? []);
   if (op.auth !== "public") statuses.add(401);
   // The tenant's key is checked against D1 on every request: when D1 does not answer, 503 with Retry-After.
-  if (op.auth === "tenant") statuses.add(503);
+  if (op.auth === "tenant" || op.auth === "registration") statuses.add(503);
   if (op.body !== undefined) statuses.add(413);
   if (op.starts === true) statuses.add(429).add(503);
   const out: Record<string, { description: string; content: ReturnType<typeof json>; headers?: z.ZodObject }> = {};
   for (const s of [...statuses].sort((a, b) => a - b)) {
-    const retry = s === 429 || (s === 503 && (op.starts === true || op.auth === "tenant"));
+    const retry = s === 429 || (s === 503 && (op.starts === true || op.auth === "tenant" || op.auth === "registration"));
     out[String(s)] = { description: s === 503 && op.starts === true ? OVERLOADED : ERRORS[s], content: json(ERROR_BODY), ...(retry ? { headers: RetryAfter } : {}) };
   }
   return out;
@@ -117,6 +119,7 @@ const pool = z.object({ pool: PoolParam });
 const instance = z.object({ pool: PoolParam, id: InstanceId });
 const tenant = z.object({ tenant: TenantIdSchema });
 const tenantKey = z.object({ tenant: TenantIdSchema, key: KeyIdSchema });
+const registrationToken = z.object({ pool: PoolParam, token: RegistrationTokenIdSchema });
 const workflowId = z.object({ id: WorkflowIdSchema });
 const databaseName = z.object({ name: DatabaseNameSchema });
 
@@ -211,7 +214,26 @@ function operations(): Operation[] {
       query: MetricsQuerySchema, response: z.string(), errors: [400, 503],
       extraResponses: { "200": { description: "Prometheus text exposition format 0.0.4", content: { [PROMETHEUS_CONTENT_TYPE]: { schema: z.string() } } } },
     },
+    ...registrationOperations(),
     { method: "put", path: "/admin/pools/{pool}/policy", auth: "admin", tag: "pools", summary: "Set the pool's policy, α (pinned or tuned), calibration and admission", params: pool, body: PolicyUpdateSchema, response: R.PoolViewSchema, errors: [400, 503] },
+  ];
+}
+
+/** GPU hosts registering themselves (src/api/register.ts) and the tokens that let them (src/api/admin-registration.ts). */
+function registrationOperations(): Operation[] {
+  const tokenInfo = RegistrationTokenSummarySchema.meta({ id: "RegistrationToken" });
+  return [
+    {
+      method: "post", path: "/admin/pools/{pool}/registration-tokens", auth: "admin", tag: "registration", summary: "Create a registration token for GPU hosts of this pool (shown once)",
+      params: pool, body: CreateRegistrationTokenSchema, bodyOptional: true, status: 201, response: z.object({ token: z.string().meta({ description: "hfr_...: shown only here" }), tokenInfo }), errors: [400, 503],
+    },
+    { method: "get", path: "/admin/pools/{pool}/registration-tokens", auth: "admin", tag: "registration", summary: "The pool's registration tokens (prefixes only)", params: pool, response: z.object({ tokens: z.array(tokenInfo) }), errors: [400, 503] },
+    { method: "delete", path: "/admin/pools/{pool}/registration-tokens/{token}", auth: "admin", tag: "registration", summary: "Revoke a registration token at once", params: registrationToken, response: z.object({ tokenInfo }), errors: [400, 404, 503] },
+    {
+      method: "put", path: "/register/pools/{pool}/instances/{id}", auth: "registration", tag: "registration", summary: "A GPU host registers its vLLM server, or re-registers it after a reboot (the same id: updated, its state kept)",
+      params: instance, body: InstanceRegistrationSchema, status: 201, response: InstanceRecordSchema, errors: [400, 409],
+      extraResponses: { "200": { description: "Re-registered: the instance existed and is updated", content: json(InstanceRecordSchema) } },
+    },
   ];
 }
 
@@ -219,6 +241,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31["generate
   const registry = new OpenAPIRegistry();
   registry.registerComponent("securitySchemes", "tenantKey", { type: "http", scheme: "bearer", description: "A tenant API key (`hfk_...`), issued by POST /admin/tenants" });
   registry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer", description: "The gateway's ADMIN_TOKEN" });
+  registry.registerComponent("securitySchemes", "registrationToken", { type: "http", scheme: "bearer", description: "A pool's registration token (`hfr_...`), issued by POST /admin/pools/{pool}/registration-tokens: opens PUT /register/pools/{pool}/instances/{id} and nothing else" });
   for (const op of operations()) register(registry, op);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",

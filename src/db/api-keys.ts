@@ -28,7 +28,8 @@ export function newApiKey(): { key: string; prefix: string } {
  * would come back in the answer, and on to wherever answers are logged. Every error message passes here.
  */
 export function redactKeys(text: string): string {
-  return text.replace(/hfk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g, "hfk_[redacted]");
+  // hfr_ is a GPU host's registration token (src/db/registration-tokens.ts): the same shape, the same care.
+  return text.replace(/(hf[kr])_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g, "$1_[redacted]");
 }
 
 /** The lookup prefix of a well-formed key; undefined for anything else (which is never looked up). */

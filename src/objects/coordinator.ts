@@ -2,7 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import type { GpuType } from "../core/gpu";
 import { getPolicy, type QueueName } from "../core/policies";
-import { InstanceUpdateSchema, toInstanceInfo, type InstanceRecord } from "../core/pool";
+import { InstanceUpdateSchema, toInstanceInfo, updatedRecord, type InstanceRecord } from "../core/pool";
+import { transportProblem, upstreamFetcher } from "../upstream/transport";
 import { PoolScheduler, type ReleaseResult } from "../core/pool-scheduler";
 import { baseSloSeconds } from "../core/slo";
 import type { ReleasedCall, WorkflowState } from "../core/workflow-run";
@@ -62,7 +63,7 @@ export class CoordinatorObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const records = this.records();
     if (records.length === 0) return;
-    const changed = await this.monitor.probe(records, (input, init) => fetch(input, init), () => Date.now());
+    const changed = await this.monitor.probe(records, (r) => upstreamFetcher(this.env, r), () => Date.now());
     if (changed.length > 0) await this.healthChanged(changed);
     await this.ctx.storage.setAlarm(Date.now() + this.monitor.config.probeIntervalMs);
   }
@@ -89,6 +90,8 @@ export class CoordinatorObject extends DurableObject<Env> {
     const made = newInstance(input, this.records(), s, Date.now());
     if (!made.ok) return made;
     const rec = made.value;
+    const refused = transportProblem(this.env, rec);
+    if (refused !== undefined) return err("invalid_request", refused);
     this.registry.insert(rec);
     this.saveSettings({ ...s, pool, timeScale: rec.timeScale });
     this.registryChanged();
@@ -102,7 +105,9 @@ export class CoordinatorObject extends DurableObject<Env> {
     if (rec === undefined) return err("not_found", `no instance ${id}`);
     const parsed = InstanceUpdateSchema.safeParse(input);
     if (!parsed.success) return err("invalid_request", z.prettifyError(parsed.error));
-    return ok(await this.save({ ...rec, ...parsed.data }));
+    const next = updatedRecord(rec, parsed.data);
+    const refused = transportProblem(this.env, next);
+    return refused === undefined ? ok(await this.save(next)) : err("invalid_request", refused);
   }
 
   /** Draining stops new dispatches; the instance finishes what it runs and hands its queue back for re-dispatch. */

@@ -5,6 +5,7 @@ import type { InstanceRecord } from "../core/pool";
 import { QUEUE_POLICIES, type QueueName } from "../core/policies";
 import type { ReleasedCall } from "../core/workflow-run";
 import { streamCompletion, upstreamRequest, type UpstreamResult } from "../upstream/vllm-client";
+import { upstreamFetcher } from "../upstream/transport";
 import { classifyFailure } from "../core/call-retry";
 import { admissions, logAdmission, type Admission } from "./admission-log";
 import { CallStreams } from "./call-streams";
@@ -212,7 +213,7 @@ export class GpuInstanceObject extends DurableObject<Env> {
   }
 
   private async forward(run: Running, cfg: Config): Promise<void> {
-    const outcome = await streamCompletion((input, init) => fetch(input, init), {
+    const outcome = await streamCompletion(upstreamFetcher(this.env, cfg.record), {
       baseUrl: cfg.record.url,
       model: cfg.record.model,
       ...upstreamRequest(run.call),

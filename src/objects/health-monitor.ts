@@ -8,8 +8,7 @@ import { z } from "zod";
 import { dispatchRule, HEALTH_DEFAULTS, HealthConfigSchema, InstanceHealthSchema, newHealth, observeHealth, type HealthConfig, type HealthEvidence, type InstanceHealth } from "../core/instance-health";
 import type { InstanceRecord } from "../core/pool";
 import type { DispatchHealth } from "../core/pool-scheduler";
-
-export type Fetcher = (input: string, init: RequestInit) => Promise<Response>;
+import type { Fetcher } from "../upstream/vllm-client";
 
 /** load-report.ts CallOutcome, as it arrives over RPC. */
 const OutcomesSchema = z.array(z.union([z.object({ callId: z.string(), ok: z.literal(true) }), z.object({ callId: z.string(), ok: z.literal(false), fault: z.string().nullable() })]));
@@ -81,9 +80,9 @@ export class HealthMonitor {
     return { excluded, caps };
   }
 
-  /** Probes every instance's `/health` at once; answers the ids whose status changed. */
-  async probe(records: readonly InstanceRecord[], fetcher: Fetcher, nowMs: () => number): Promise<string[]> {
-    const results = await Promise.all(records.map(async (r) => ({ id: r.id, e: await probeOnce(fetcher, r.url, this.cfg.probeTimeoutMs) })));
+  /** Probes every instance's `/health` at once, each through its own transport (upstream/transport.ts); answers the ids whose status changed. */
+  async probe(records: readonly InstanceRecord[], fetcherFor: (r: InstanceRecord) => Fetcher, nowMs: () => number): Promise<string[]> {
+    const results = await Promise.all(records.map(async (r) => ({ id: r.id, e: await probeOnce(fetcherFor(r), r.url, this.cfg.probeTimeoutMs) })));
     return results.filter(({ id, e }) => this.observe(id, e, nowMs())).map(({ id }) => id);
   }
 

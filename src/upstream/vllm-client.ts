@@ -2,7 +2,7 @@
  * The one seam between hexflow and a vLLM server: a streamed OpenAI-compatible completion.
  * Streaming matters in production: a Worker may have only six connections waiting for response
  * headers, and a streamed response sends its headers at once (DESIGN section 3). `fetcher` is the
- * global fetch locally, a Workers VPC service binding's fetch in production.
+ * instance's transport (transport.ts): the global fetch, a Workers VPC service binding's, or one with Access headers.
  */
 import { z } from "zod";
 import type { ChatMessage, Sampling } from "../core/workflow";

@@ -202,6 +202,14 @@ export function routeFuzz(t: FuzzTarget): Record<string, RouteFuzz> {
     "POST /admin/pools/:pool/instances/:id/activate": { params: { pool: poolParam(t), id: instanceParam(t) } },
     "DELETE /admin/pools/:pool/instances/:id": { params: { pool: poolParam(t), id: instanceParam(t) } },
     "GET /admin/pools/:pool/instances/:id/queue": { params: { pool: poolParam(t), id: instanceParam(t) }, reads: true },
+    "POST /admin/pools/:pool/registration-tokens": { params: { pool: poolParam(t) }, payload: body(invalidBody(brokenObject(fc.constant({}), { label: badLabel, ttlS: badInt([0, 59, 31_536_001]), extra }))) },
+    "GET /admin/pools/:pool/registration-tokens": { params: { pool: poolParam(t) }, reads: true },
+    "DELETE /admin/pools/:pool/registration-tokens/:token": { params: { pool: poolParam(t), token: segment(fc.oneof(hostileString, hex(16).map((h) => `rt_${h}`))) } },
+    // Sent with the pool's registration token: every body is invalid, so none registers anything.
+    "PUT /register/pools/:pool/instances/:id": {
+      params: { pool: poolParam(t), id: fc.oneof(fc.constant("fz-host"), instanceParam(t)) },
+      payload: body(invalidBody(brokenObject(fc.constant({ url: "http://127.0.0.1:9009", gpu: "A100", timeScale: 20 }), { ...instanceFields, timeScale: badNumber([0, 10_001]), kvTokens: badPositiveInt(), extra }))),
+    },
     "PUT /admin/pools/:pool/policy": {
       params: { pool: poolParam(t) },
       payload: body(invalidBody(brokenObject(fc.constant({}), { policy: fc.oneof(hostileString, notString), alpha: badNumber([-0.1, 1.1]), pinned: nonNull(["yes", 1, null]), calibration: nonNull(["x", 1]), admission: nonNull(["maybe", 1]), extra }))),

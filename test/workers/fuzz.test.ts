@@ -19,7 +19,7 @@ import worker from "../../workers/gateway/index";
 import { hostileAuthorization, contentType, queryString } from "./fuzz-arbitraries";
 import { routeFuzz, unknownRoute, type FuzzTarget, type Payload, type RouteFuzz } from "./fuzz-routes";
 import { ADMIN, admin, isProbe } from "./helpers";
-import { appRoutes, createTenant, isAdminRoute, isPublicRoute, POOL, registerPool, routeName, type Route } from "./security-helpers";
+import { appRoutes, createRegistrationToken, createTenant, isAdminRoute, isPublicRoute, isRegistrationRoute, POOL, registerPool, routeName, type Route } from "./security-helpers";
 import { TEST_TENANT_ID } from "./tenant-fixture";
 
 /**
@@ -36,6 +36,8 @@ const runsPerRoute = (routes: number): number => Math.max(100, Math.ceil((MIN_TO
 
 interface Fixture extends FuzzTarget {
   key: string;
+  /** The pool's registration token: the /register route's credential, so its bodies meet validation. */
+  registrationToken: string;
   before: Snapshot;
 }
 
@@ -56,8 +58,9 @@ function setup(): Promise<Fixture> {
     // A token bucket that refills at 1 per 1,000 s: any accepted start would show in `usage.tokens`.
     const t = await createTenant("fuzz", { quota: { workflowsPerS: 0.001, burst: 100_000, maxConcurrent: 100_000 }, slo: { minScale: 0.5, defaultScale: 5, maxScale: 100 } });
     const target = { tenantId: t.tenant.id, keyId: t.keyInfo.id, otherKeyId: "key_00000000000000a1", pool: "default", instanceId: POOL[0]?.id ?? "a100-0" };
+    const { token: registrationToken } = await createRegistrationToken(target.pool);
     const before = await snapshot(target);
-    return { ...target, key: t.key, before };
+    return { ...target, key: t.key, registrationToken, before };
   })();
   return fixture;
 }
@@ -171,7 +174,7 @@ describe("fuzzing every route with hostile requests", () => {
   it.each(routes.map((r) => [routeName(r), r] as const))("%s", async (_name, route) => {
     const t = await setup();
     const spec = routeFuzz(t)[routeName(route)] ?? unknownRoute;
-    const credential = isPublicRoute(route) ? undefined : isAdminRoute(route) ? ADMIN.authorization : `Bearer ${t.key}`;
+    const credential = isPublicRoute(route) ? undefined : isAdminRoute(route) ? ADMIN.authorization : isRegistrationRoute(route) ? `Bearer ${t.registrationToken}` : `Bearer ${t.key}`;
     const before = await snapshot(t);
     const objectsBefore = await objectCounts();
     // Any outbound call would be a call dispatched to vLLM: it fails fast here, and is counted.

@@ -62,7 +62,7 @@ describe("GET /openapi.json", () => {
     expect(missing).toEqual([]);
     for (const r of routes) {
       const op = doc.paths[r.path]?.[r.method as (typeof METHODS)[number]];
-      const expected = r.path.startsWith("/v1/") ? [{ tenantKey: [] }] : r.path.startsWith("/admin/") || r.path === "/metrics" ? [{ adminToken: [] }] : [];
+      const expected = r.path.startsWith("/v1/") ? [{ tenantKey: [] }] : r.path.startsWith("/admin/") || r.path === "/metrics" ? [{ adminToken: [] }] : r.path.startsWith("/register/") ? [{ registrationToken: [] }] : [];
       expect(op?.security, `${r.method} ${r.path}`).toEqual(expected);
       if (expected.length > 0) expect(Object.keys(op?.responses ?? {}), `${r.method} ${r.path}`).toContain("401");
     }

@@ -27,6 +27,15 @@ export const routeName = (r: Route): string => `${r.method} ${r.path}`;
 /** The routes behind ADMIN_TOKEN: everything under /admin, and the Prometheus scrape. */
 export const isAdminRoute = (r: Route): boolean => r.path === "/admin" || r.path.startsWith("/admin/") || r.path === "/metrics";
 export const isPublicRoute = (r: Route): boolean => PUBLIC_ROUTES.has(routeName(r));
+/** The routes behind a pool's registration token (src/api/register.ts): neither a tenant key nor ADMIN_TOKEN opens them. */
+export const isRegistrationRoute = (r: Route): boolean => r.path.startsWith("/register/");
+
+/** A registration token of the pool, created through the admin API. */
+export async function createRegistrationToken(pool = "default", body: unknown = {}): Promise<{ token: string; tokenInfo: { id: string; prefix: string; active: boolean } }> {
+  const res = await admin(`/pools/${pool}/registration-tokens`, "POST", body);
+  expect(res.status).toBe(201);
+  return (await res.json()) as { token: string; tokenInfo: { id: string; prefix: string; active: boolean } };
+}
 
 /** The path with each `:param` replaced: by `values[name]`, or by a per-route choice when names clash (`:id`). */
 export function concretePath(path: string, values: (param: string, path: string) => string): string {

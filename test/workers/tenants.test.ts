@@ -8,7 +8,7 @@ import { reset } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { newWorkflowId } from "../../src/api/workflow-ids";
 import { ADMIN, admin, fakeVllm } from "./helpers";
-import { appRoutes, asKey, concretePath, createTenant, isAdminRoute, isPublicRoute, issueKey, postJson, REPLAY, registerPool, routeName, unknownKey, withAuth, type Route } from "./security-helpers";
+import { appRoutes, asKey, concretePath, createRegistrationToken, createTenant, isAdminRoute, isPublicRoute, isRegistrationRoute, issueKey, postJson, REPLAY, registerPool, routeName, unknownKey, withAuth, type Route } from "./security-helpers";
 
 const DDL = "CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL)";
 const ADMIN_AUTH = ADMIN.authorization;
@@ -26,6 +26,8 @@ const BODIES: Record<string, unknown> = {
   "POST /admin/pools/:pool/instances": { id: "intruder", url: "http://127.0.0.1:9009", gpu: "A100", timeScale: 20 },
   "PATCH /admin/pools/:pool/instances/:id": { maxConcurrency: 1 },
   "PUT /admin/pools/:pool/policy": { alpha: 0 },
+  "POST /admin/pools/:pool/registration-tokens": {},
+  "PUT /register/pools/:pool/instances/:id": { url: "http://127.0.0.1:9009", gpu: "A100", timeScale: 20 },
 };
 
 function request(route: Route): RequestInit {
@@ -82,7 +84,10 @@ describe("every route demands its credential", () => {
     };
     const tenantRefused = { ...refused, "the admin token": ADMIN_AUTH };
     const adminRefused = { ...refused, "a tenant key": `Bearer ${a.key}`, "another tenant's key": `Bearer ${b.key}`, "the admin token as a prefix": `${ADMIN_AUTH}x` };
-    const reference: Record<"tenant" | "admin", string | undefined> = { tenant: undefined, admin: undefined };
+    // A registration token opens its one route in its own pool only; the other pool's token is refused like the rest.
+    const otherPool = await createRegistrationToken("other");
+    const registrationRefused = { ...refused, "the admin token": ADMIN_AUTH, "a tenant key": `Bearer ${a.key}`, "another pool's registration token": `Bearer ${otherPool.token}` };
+    const reference: Record<"tenant" | "admin" | "registration", string | undefined> = { tenant: undefined, admin: undefined, registration: undefined };
     let checked = 0;
     for (const route of appRoutes()) {
       const path = concretePath(route.path, value);
@@ -93,8 +98,8 @@ describe("every route demands its credential", () => {
         await res.json();
         continue;
       }
-      const kind = isAdminRoute(route) ? "admin" : "tenant";
-      for (const [what, auth] of Object.entries(kind === "admin" ? adminRefused : tenantRefused)) {
+      const kind = isAdminRoute(route) ? "admin" : isRegistrationRoute(route) ? "registration" : "tenant";
+      for (const [what, auth] of Object.entries(kind === "admin" ? adminRefused : kind === "registration" ? registrationRefused : tenantRefused)) {
         const res = await withAuth(auth, path, request(route));
         const text = await res.text();
         expect(res.status, `${name} with ${what}: ${text}`).toBe(401);
@@ -104,7 +109,7 @@ describe("every route demands its credential", () => {
         if (kind === "tenant") expect(res.headers.get("www-authenticate")).toBe('Bearer realm="hexflow"');
         checked++;
       }
-      if (route.method === "GET") {
+      if (route.method === "GET" && kind !== "registration") {
         // The right credential passes the same gate, so the 401s above were about the credential.
         const res = await withAuth(kind === "admin" ? ADMIN_AUTH : `Bearer ${a.key}`, path);
         expect(res.status, name).not.toBe(401);
