@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
-import { reset, runDurableObjectAlarm } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
 import { STEP } from "../../src/core/chess";
 import { insertDecision } from "../../src/db/tuning-decisions";
-import { admin, ADMIN, api, fakeVllm, isProbe, until } from "./helpers";
+import { admin, ADMIN, api, fakeVllm, isProbe, until, poolPerTest } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -35,13 +35,7 @@ async function runTraced(expected: "succeeded" | "failed"): Promise<string> {
 
 const dashboard = (query = ""): Promise<Response> => api(`/admin/pools/default/dashboard${query}`, { headers: ADMIN });
 
-beforeEach(async () => {
-  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await reset();
-});
+poolPerTest(POOL);
 
 describe("GET /admin/pools/:pool/dashboard", () => {
   it("needs the admin credential and checks its query", async () => {

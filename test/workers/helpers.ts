@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
-import { vi } from "vitest";
+import { reset } from "cloudflare:test";
+import { afterEach, beforeEach, expect, vi } from "vitest";
 import { TEST_KEY } from "./tenant-fixture";
 
 export const ADMIN = { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" };
@@ -68,4 +69,15 @@ export async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 
     if (Date.now() > end) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Each test starts with these instances registered in the default pool, and ends with mocks restored and storage reset. */
+export function poolPerTest(instances: readonly Record<string, unknown>[]): void {
+  beforeEach(async () => {
+    for (const i of instances) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
+  });
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await reset();
+  });
 }

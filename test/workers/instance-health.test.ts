@@ -4,12 +4,12 @@
  * hands the queue back for re-dispatch; a restarted coordinator remembers who is down.
  */
 import { env } from "cloudflare:workers";
-import { reset, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { STEP } from "../../src/core/chess";
 import { HEALTH_DEFAULTS } from "../../src/core/instance-health";
 import { CoordinatorObject } from "../../src/objects/coordinator";
-import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until, poolPerTest } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -45,13 +45,7 @@ function upstream() {
   return { state, ports };
 }
 
-beforeEach(async () => {
-  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await reset();
-});
+poolPerTest(POOL);
 
 describe("instance health", () => {
   it("probes from the alarm: a failing /health takes the instance out of dispatch; it comes back through probation", async () => {

@@ -3,15 +3,15 @@
  * then a scrape parsed by an independent Prometheus text-format parser.
  */
 import { env } from "cloudflare:workers";
-import { reset, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { STEP } from "../../src/core/chess";
 import { traceRows } from "../../src/core/trace-rows";
 import { recordWorkflowTrace } from "../../src/db/traces";
 import { insertDecision } from "../../src/db/tuning-decisions";
-import { ADMIN, admin, api, fakeVllm, until } from "./helpers";
+import { ADMIN, admin, api, fakeVllm, until, poolPerTest } from "./helpers";
 import { TEST_KEY, TEST_TENANT_ID } from "./tenant-fixture";
 
 const POOL = [
@@ -77,13 +77,7 @@ async function runWorkflow(): Promise<string> {
   return v.id;
 }
 
-beforeEach(async () => {
-  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await reset();
-});
+poolPerTest(POOL);
 
 describe("GET /metrics", () => {
   it("needs the admin credential: a tenant key or none is a 401 JSON error", async () => {

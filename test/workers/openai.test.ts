@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
-import { createExecutionContext, reset, waitOnExecutionContext } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { app } from "../../src/api/app";
-import { admin, api, hintedCompletion, isProbe, until } from "./helpers";
+import { admin, api, hintedCompletion, isProbe, until, poolPerTest } from "./helpers";
 import { TEST_KEY } from "./tenant-fixture";
 
 const POOL = [{ id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 }];
@@ -77,13 +77,7 @@ async function sseData(res: Response): Promise<string[]> {
     .map((e) => e.slice(6));
 }
 
-beforeEach(async () => {
-  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await reset();
-});
+poolPerTest(POOL);
 
 describe("OpenAI-compatible chat and completions, scheduled as one-call workflows", () => {
   it("answers a non-streamed chat completion through the scheduler, forwarding messages and sampling", async () => {

@@ -4,14 +4,14 @@
  * invariant: the workflow ends exactly once, succeeded or failed with a reason.
  */
 import { env } from "cloudflare:workers";
-import { reset, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { STEP } from "../../src/core/chess";
 import { GpuInstanceObject } from "../../src/objects/gpu-instance";
 import { WorkflowObject } from "../../src/objects/workflow";
 import { WorkflowStore } from "../../src/objects/workflow-store";
 import { completeCall } from "../../src/core/workflow-run";
-import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until, poolPerTest } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -38,13 +38,7 @@ function gatedUpstream() {
   return gate;
 }
 
-beforeEach(async () => {
-  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await reset();
-});
+poolPerTest(POOL);
 
 describe("restarts", () => {
   it("an instance restarted mid-call hands the call back; it runs elsewhere and the workflow succeeds once", async () => {

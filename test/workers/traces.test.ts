@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
-import { reset, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { STEP } from "../../src/core/chess";
 import { MAX_TRACE_ATTEMPTS, traceRows, type CallTraceRow, type WorkflowTraceRow } from "../../src/core/trace-rows";
 import { pruneTraces, recordWorkflowTrace } from "../../src/db/traces";
 import { parseTrace } from "../../src/sim/trace";
-import { ADMIN, admin, api, fakeVllm, until } from "./helpers";
+import { ADMIN, admin, api, fakeVllm, until, poolPerTest } from "./helpers";
 import { TEST_TENANT_ID } from "./tenant-fixture";
 
 const POOL = [
@@ -39,13 +39,7 @@ async function count(table: "workflow_traces" | "call_traces"): Promise<number> 
   return (await env.TRACES.prepare(`SELECT count(*) AS n FROM ${table}`).first<number>("n")) ?? 0;
 }
 
-beforeEach(async () => {
-  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await reset();
-});
+poolPerTest(POOL);
 
 describe("traces of finished workflows in D1", () => {
   it("records the workflow and each call from the object's alarm, once", async () => {

@@ -1,9 +1,8 @@
 import { env } from "cloudflare:workers";
-import { reset } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CHESS_STEP_MEANS, STEP } from "../../src/core/chess";
 import { defaultCost, estimateSeconds } from "../../src/core/cost-model";
-import { admin, api, fakeVllm, isProbe, sseCompletion, until } from "./helpers";
+import { admin, api, fakeVllm, isProbe, sseCompletion, until, poolPerTest } from "./helpers";
 
 const POOL = [
   { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
@@ -36,13 +35,7 @@ async function finished(id: string): Promise<View> {
   });
 }
 
-beforeEach(async () => {
-  for (const i of POOL) expect((await admin("/pools/default/instances", "POST", i)).status).toBe(201);
-});
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await reset();
-});
+poolPerTest(POOL);
 
 describe("replay workflows through the gateway and the objects", () => {
   it("runs a workflow to succeeded, stage by stage, streaming every call", async () => {
