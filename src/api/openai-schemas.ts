@@ -10,7 +10,7 @@ import { LIMITS } from "../core/limits";
 import { baseSloSeconds } from "../core/slo";
 import type { InstanceInfo } from "../core/estimator";
 import type { ChatMessage, Sampling, WorkflowSpec } from "../core/workflow";
-import { PoolNameSchema } from "./schemas";
+import { RequestPoolSchema } from "./schemas";
 
 /** Defaults and model constants; the limits themselves are LIMITS.openai (src/core/limits.ts). */
 export const OPENAI_DEFAULTS = {
@@ -119,8 +119,9 @@ export function parseSloHeader(raw: string | undefined): Parsed<number | undefin
   return { ok: true, value: n };
 }
 
-export function parsePoolHeader(raw: string | undefined): Parsed<string> {
-  const r = PoolNameSchema.safeParse(raw);
+/** `X-Hexflow-Pool`: absent lets POOL_ROUTES pick the pool from the model. */
+export function parsePoolHeader(raw: string | undefined): Parsed<string | undefined> {
+  const r = RequestPoolSchema.safeParse(raw);
   return r.success ? { ok: true, value: r.data } : bad(`X-Hexflow-Pool: ${prettifyError(r.error)}`, "X-Hexflow-Pool");
 }
 

@@ -6,10 +6,11 @@
  * or collected into one body; a call that fails over to another instance before writing anything is
  * followed there (call-events.ts).
  *
- * `model` may be omitted; if given it must be a model an active instance of the pool serves (the
- * scheduler does not route by model, and the registry admits one model today), otherwise 404 as
- * OpenAI and vLLM answer. `X-SLO-Ms` sets the deadline in pool-clock milliseconds; `X-Hexflow-Pool`
- * picks the pool. The workflow id comes back in `X-Hexflow-Workflow-Id` and in the response id.
+ * `X-Hexflow-Pool` picks the pool; without it POOL_ROUTES picks it from `model` (src/core/pool-routing.ts),
+ * and a model no route or default pool serves is a 400 `unknown_model`. `model` may be omitted; if given
+ * it must be a model an active instance of the pool serves, otherwise 404 as OpenAI and vLLM answer.
+ * `X-SLO-Ms` sets the deadline in pool-clock milliseconds. The workflow id comes back in
+ * `X-Hexflow-Workflow-Id` and in the response id. `GET /v1/models` lists the routed models.
  */
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -22,6 +23,8 @@ import type { TenantEnv } from "./auth";
 import { startForTenant } from "./start-workflow";
 import { callBaseSloSeconds, oneCallSpec, parseOpenAIRequest, parsePoolHeader, parseSloHeader, type Endpoint, type OpenAIRequest } from "./openai-schemas";
 import { newWorkflowId } from "./workflow-ids";
+import { configuredRoutes, routedStatus, routeRequest } from "./pool-routes";
+import { routedModels } from "../core/pool-routing";
 
 type Ctx = Context<TenantEnv>;
 
@@ -55,22 +58,25 @@ async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
   if (!parsed.ok) return fail(c, 400, "invalid_request", parsed.message, parsed.param);
   const slo = parseSloHeader(c.req.header("x-slo-ms"));
   if (!slo.ok) return fail(c, 400, "invalid_request", slo.message, slo.param);
-  const pool = parsePoolHeader(c.req.header("x-hexflow-pool"));
-  if (!pool.ok) return fail(c, 400, "invalid_request", pool.message, pool.param);
+  const header = parsePoolHeader(c.req.header("x-hexflow-pool"));
+  if (!header.ok) return fail(c, 400, "invalid_request", header.message, header.param);
   const req = parsed.value;
+  const route = routeRequest(c.env, { pool: header.value, model: req.model });
+  if (!route.ok) return fail(c, routedStatus(route.error), route.error.code, route.error.message, route.error.code === "unknown_model" ? "model" : null);
+  const pool = route.pool;
 
-  const coordinator = c.env.COORDINATOR.getByName(pool.value);
+  const coordinator = c.env.COORDINATOR.getByName(pool);
   const [clock, view] = await Promise.all([coordinator.clock(), coordinator.pool()]);
   const active = view.instances.filter((i) => i.state === "active");
   const served = active[0]?.model;
-  if (served === undefined) return fail(c, 503, "no_instance", `pool "${pool.value}" has no active instance`);
+  if (served === undefined) return fail(c, 503, "no_instance", `pool "${pool}" has no active instance`);
   if (req.model !== undefined && !active.some((i) => i.model === req.model)) return fail(c, 404, "model_not_found", `The model \`${req.model}\` does not exist.`, "model");
 
   const id = newWorkflowId();
   const tenant = c.get("tenant");
   const baseS = callBaseSloSeconds(req, active.map(toInstanceInfo));
   const ask = { sloS: slo.value === undefined ? undefined : slo.value / 1000 };
-  const started = await startForTenant(c, { id, pool: pool.value, nowS: clock.nowS, baseS, ask, what: { spec: oneCallSpec(req) } }, (status, code, message) => fail(c, status, code, message));
+  const started = await startForTenant(c, { id, pool, nowS: clock.nowS, baseS, ask, what: { spec: oneCallSpec(req) } }, (status, code, message) => fail(c, status, code, message));
   if (!started.ok) return started.response;
   const workflow = c.env.WORKFLOW.getByName(id);
   c.header("X-Hexflow-Workflow-Id", id);
@@ -81,7 +87,7 @@ async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
     const e = wv.value.meta.error;
     return fail(c, 503, e?.code ?? "unavailable", e?.message ?? "the call was not dispatched");
   }
-  const subscribe = (instanceId: string, dispatch: number): Promise<ReadableStream<Uint8Array>> => c.env.GPU_INSTANCE.getByName(instanceObjectName(pool.value, instanceId)).subscribe(call.id, dispatch);
+  const subscribe = (instanceId: string, dispatch: number): Promise<ReadableStream<Uint8Array>> => c.env.GPU_INSTANCE.getByName(instanceObjectName(pool, instanceId)).subscribe(call.id, dispatch);
   const events = new CallFollower(await subscribe(call.instanceId, call.dispatch), call.dispatch, subscribe, () => workflow.callPlace(tenant.id, call.id));
   const shaper = new OpenAIShaper(endpoint, id, req.model ?? served);
   // The client going away cancels the workflow, so a call still queued leaves its instance.
@@ -155,6 +161,14 @@ async function streamed(c: Ctx, req: OpenAIRequest, events: CallFollower, shaper
   });
 }
 
+/** OpenAI's model list, of the models POOL_ROUTES routes (what a client may name without a pool header). */
+function models(c: Ctx): Response {
+  const routes = configuredRoutes(c.env);
+  if (!routes.ok) return fail(c, 500, routes.error.code, routes.error.message);
+  return c.json({ object: "list", data: routedModels(routes.value).map((id) => ({ id, object: "model", created: 0, owned_by: "hexflow" })) });
+}
+
 export const openai = new Hono<TenantEnv>()
+  .get("/models", models)
   .post("/chat/completions", (c) => handle(c, "chat"))
   .post("/completions", (c) => handle(c, "completion"));

@@ -73,6 +73,11 @@ export const CompletionSchema = z.object({
   object: z.literal("text_completion"),
   choices: z.array(z.object({ index: z.number().int(), text: z.string(), finish_reason: z.string() })),
 });
+/** OpenAI's model list: the models POOL_ROUTES routes to a pool. */
+export const ModelListSchema = z.object({
+  object: z.literal("list"),
+  data: z.array(z.object({ id: z.string(), object: z.literal("model"), created: z.number().int(), owned_by: z.string() })),
+});
 /** `stream: true`: OpenAI's server-sent events, `data: <chunk>` lines ending with `data: [DONE]`. */
 export const EventStreamSchema = z.string().meta({ description: "text/event-stream of OpenAI chunks, then `data: [DONE]`" });
 

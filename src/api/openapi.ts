@@ -24,7 +24,7 @@ import { PROMETHEUS_CONTENT_TYPE } from "../core/prometheus-text";
 import { RegisterDatabaseSchema } from "./databases";
 import { ChatRequestSchema, CompletionRequestSchema } from "./openai-schemas";
 import * as R from "./openapi-responses";
-import { PoolNameSchema, ReplayWorkflowSchema, SloScaleSchema, Text2SqlWorkflowSchema, WorkflowIdSchema } from "./schemas";
+import { PoolNameSchema, ReplayWorkflowSchema, RequestPoolSchema, SloScaleSchema, Text2SqlWorkflowSchema, WorkflowIdSchema } from "./schemas";
 
 type Auth = "public" | "tenant" | "admin" | "registration";
 type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -37,6 +37,7 @@ const ERRORS = {
   413: `The body is over ${LIMITS.http.maxBodyBytes} bytes`,
   422: "The request is well formed but cannot be served",
   429: "Over the tenant's quota: retry after Retry-After seconds",
+  500: "`misconfigured`: the deployment's configuration is malformed (POOL_ROUTES); the message names the fault",
   502: "An upstream (database, connector, vLLM) failed",
   503: "Unavailable: no active instance in the pool, admin routes disabled, or the tenants database did not answer (Retry-After)",
   504: "The upstream call timed out",
@@ -125,14 +126,14 @@ const databaseName = z.object({ name: DatabaseNameSchema });
 
 function operations(): Operation[] {
   // `pool` and `sloScale` sit beside a DAG's own fields (src/api/workflow-request.ts).
-  const dag = DagRequestSchema.extend({ pool: PoolNameSchema, sloScale: SloScaleSchema });
+  const dag = DagRequestSchema.extend({ pool: RequestPoolSchema, sloScale: SloScaleSchema });
   const workflowRequest = z
     .discriminatedUnion("kind", [ReplayWorkflowSchema.meta({ id: "ReplayWorkflow" }), dag.meta({ id: "DagWorkflow" }), Text2SqlWorkflowSchema.meta({ id: "Text2SqlWorkflow" })])
     .meta({ id: "WorkflowRequest" });
   const view = R.WorkflowViewSchema.meta({ id: "WorkflowView" });
   const openaiHeaders = z.object({
     "x-slo-ms": z.string().regex(/^\d+$/).optional().meta({ description: `Deadline in pool-clock milliseconds, 1 to ${LIMITS.openai.maxSloMs}` }),
-    "x-hexflow-pool": PoolParam.optional().meta({ description: 'The pool to run on (default "default")' }),
+    "x-hexflow-pool": PoolParam.optional().meta({ description: 'The pool to run on; absent, POOL_ROUTES picks it from `model`' }),
   });
   const openaiOk = (schema: z.ZodType) => ({
     "200": {
@@ -141,7 +142,8 @@ function operations(): Operation[] {
       headers: z.object({ "X-Hexflow-Workflow-Id": z.string().meta({ description: "The one-call workflow that ran the request" }) }),
     },
   });
-  const openaiErrors: ErrorStatus[] = [400, 404, 409, 502, 504];
+  // 500 `misconfigured`: POOL_ROUTES is malformed (src/api/pool-routes.ts).
+  const openaiErrors: ErrorStatus[] = [400, 404, 409, 500, 502, 504];
   return [
     { method: "get", path: "/health", auth: "public", tag: "meta", summary: "Liveness", response: z.object({ ok: z.literal(true) }) },
     { method: "get", path: "/openapi.json", auth: "public", tag: "meta", summary: "This document", response: z.object({ openapi: z.string() }).loose() },
@@ -154,7 +156,7 @@ function operations(): Operation[] {
           description: `Per tenant, kept ${IDEMPOTENCY_RETENTION_MS / 3_600_000} h: a repeat of the same request (byte-identical body) answers the first one's workflow with \`Idempotent-Replayed: true\` and starts nothing; a refused request frees the key`,
         }),
       }),
-      body: workflowRequest, status: 202, response: R.WorkflowAcceptedSchema, errors: [400, 404], starts: true,
+      body: workflowRequest, status: 202, response: R.WorkflowAcceptedSchema, errors: [400, 404, 500], starts: true,
       extraResponses: {
         "200": { description: "Ended within `Prefer: wait=N`", content: json(view) },
         "202": { description: SUCCESS[202], content: json(R.WorkflowAcceptedSchema), headers: Replayed },
@@ -184,6 +186,7 @@ function operations(): Operation[] {
     { method: "get", path: "/v1/databases/{name}", auth: "tenant", tag: "databases", summary: "A database and its schema", params: databaseName, response: R.DatabaseDetailSchema, errors: [404] },
     { method: "delete", path: "/v1/databases/{name}", auth: "tenant", tag: "databases", summary: "Unregister a database", params: databaseName, response: R.DatabaseDeletedSchema, errors: [404] },
 
+    { method: "get", path: "/v1/models", auth: "tenant", tag: "openai", summary: "OpenAI-compatible model list: the models POOL_ROUTES routes to a pool", response: R.ModelListSchema, errors: [500] },
     { method: "post", path: "/v1/chat/completions", auth: "tenant", tag: "openai", summary: "OpenAI-compatible chat completion (one scheduled call)", headers: openaiHeaders, body: ChatRequestSchema, response: R.ChatCompletionSchema, errors: openaiErrors, starts: true, extraResponses: openaiOk(R.ChatCompletionSchema) },
     { method: "post", path: "/v1/completions", auth: "tenant", tag: "openai", summary: "OpenAI-compatible completion (one scheduled call)", headers: openaiHeaders, body: CompletionRequestSchema, response: R.CompletionSchema, errors: openaiErrors, starts: true, extraResponses: openaiOk(R.CompletionSchema) },
 

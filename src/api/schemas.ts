@@ -1,9 +1,13 @@
 import { z } from "zod";
 import { LIMITS } from "../core/limits";
+import { POOL_NAME_PATTERN } from "../core/pool-routing";
 
 const { replay: R, text2sql: T } = LIMITS;
 
-export const PoolNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).default("default");
+export const PoolNameSchema = z.string().regex(POOL_NAME_PATTERN).default("default");
+
+/** A request's own pool: when absent, POOL_ROUTES picks it from the request's model (src/core/pool-routing.ts). */
+export const RequestPoolSchema = PoolNameSchema.unwrap().optional();
 
 /** The SLO as a multiple of the pool's base SLO, within the tenant's class (src/core/tenant.ts); or give sloMs. */
 export const SloScaleSchema = z.number().positive().max(LIMITS.workflow.maxSloScale).optional();
@@ -27,7 +31,7 @@ export const ReplayWorkflowSchema = z
     /** End-to-end SLO in pool-clock milliseconds; default the tenant's default scale of the pool's base SLO. */
     sloMs: z.number().positive().max(LIMITS.workflow.maxSloMs).optional(),
     sloScale: SloScaleSchema,
-    pool: PoolNameSchema,
+    pool: RequestPoolSchema,
   })
   .strict();
 export type ReplayWorkflow = z.infer<typeof ReplayWorkflowSchema>;
@@ -43,7 +47,7 @@ export const Text2SqlWorkflowSchema = z.strictObject({
   hint: z.string().trim().max(T.maxQuestionChars).optional(),
   sloMs: z.number().positive().max(LIMITS.workflow.maxSloMs).optional(),
   sloScale: SloScaleSchema,
-  pool: PoolNameSchema,
+  pool: RequestPoolSchema,
   candidates: z.number().int().min(T.candidates.min).max(T.candidates.max).optional(),
   maxRounds: z.number().int().min(T.maxRounds.min).max(T.maxRounds.max).optional(),
   tests: z.number().int().min(T.tests.min).max(T.tests.max).optional(),

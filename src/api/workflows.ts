@@ -9,7 +9,8 @@ import { failure } from "./results";
 import { WorkflowIdSchema } from "./schemas";
 import type { StartInput } from "../objects/workflow";
 import { startForTenant } from "./start-workflow";
-import { parseWorkflowRequest, text2sqlStart, type WorkflowRequest } from "./workflow-request";
+import { routedStatus, routeRequest } from "./pool-routes";
+import { parseWorkflowRequest, text2sqlStart, type UnroutedRequest, type WorkflowRequest } from "./workflow-request";
 import { newWorkflowId } from "./workflow-ids";
 import { workflowView } from "./workflow-view";
 
@@ -130,6 +131,13 @@ async function startOnce(c: Context<TenantEnv>, body: WorkflowRequest, key: stri
   return accepted(c, id, r);
 }
 
+/** The request on its pool; refused before anything (an idempotency key, a quota slot) is taken. */
+function routed(c: Context<TenantEnv>, body: UnroutedRequest): { ok: true; value: WorkflowRequest } | { ok: false; response: Response } {
+  const r = routeRequest(c.env, { pool: body.pool, model: body.kind === "spec" ? body.model : undefined });
+  if (!r.ok) return { ok: false, response: c.json(errorBody(r.error.code, r.error.message), routedStatus(r.error)) };
+  return { ok: true, value: { ...body, pool: r.pool } };
+}
+
 export const workflows = new Hono<TenantEnv>()
   .post("/", async (c) => {
     const keyHeader = c.req.header("idempotency-key");
@@ -144,9 +152,11 @@ export const workflows = new Hono<TenantEnv>()
     }
     const parsed = parseWorkflowRequest(raw);
     if (!parsed.ok) return c.json(errorBody("invalid_request", parsed.message), 400);
-    if (key !== undefined) return startOnce(c, parsed.value, key.data, bytes);
+    const body = routed(c, parsed.value);
+    if (!body.ok) return body.response;
+    if (key !== undefined) return startOnce(c, body.value, key.data, bytes);
     const id = newWorkflowId();
-    const r = await start(c, parsed.value, id);
+    const r = await start(c, body.value, id);
     return r.ok ? accepted(c, id, r) : r.response;
   })
   .get("/:id", async (c) => {

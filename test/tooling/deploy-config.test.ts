@@ -43,7 +43,7 @@ describe("production deploy config", () => {
     const defaults = readWranglerConfig(GATEWAY_CONFIG);
     const production = readWranglerConfig(GATEWAY_CONFIG, "production");
     const lacking = { ...production, d1_databases: production.d1_databases.filter((d) => d.binding !== "TRACES"), vars: {} };
-    expect(missingBindings(defaults, lacking)).toEqual(["d1_databases:TRACES", "vars:QUERYABLE_D1", "vars:WORKFLOW_STALL_S"]);
+    expect(missingBindings(defaults, lacking)).toEqual(["d1_databases:TRACES", "vars:POOL_ROUTES", "vars:QUERYABLE_D1", "vars:WORKFLOW_STALL_S"]);
     expect(bindingNames(defaults)).toContain("durable_objects:TENANT");
     expect(bindingNames(defaults)).toContain("assets:ASSETS");
   });

@@ -1,9 +1,18 @@
 import { env } from "cloudflare:workers";
 import { reset } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { driveDispatches, registerPool, type LoadStep } from "./dispatch-load";
+import { fakeVllm } from "./helpers";
 
-afterEach(async () => reset());
+// The coordinator probes the registered instances every 2 s; answered, they stay healthy for a sweep longer than
+// three probes (unanswered, every dispatch after ~4 s would fail fast with no_healthy_instance).
+beforeEach(() => {
+  fakeVllm();
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await reset();
+});
 
 /** `npm run bench:dispatch` sets this binding to sweep rates; `npm test` runs one short step. */
 const SWEEP = (env as unknown as { DISPATCH_SWEEP?: string }).DISPATCH_SWEEP === "1";

@@ -158,6 +158,7 @@ export function routeFuzz(t: FuzzTarget): Record<string, RouteFuzz> {
         }),
       )),
     },
+    "GET /v1/models": { reads: true },
     "GET /v1/databases": { reads: true },
     "GET /v1/databases/:name": { params: { name: segment(fc.oneof(hostileString, badName)) }, reads: true },
     "DELETE /v1/databases/:name": { params: { name: segment(fc.oneof(hostileString, badName)) } },
