@@ -22,6 +22,9 @@ export default defineConfig({
           name: "e2e",
           environment: "node",
           include: ["test/e2e/**/*.test.ts"],
+          // One stack at a time: each file starts wrangler, workerd and emulators (and one Chromium), and on a
+          // 2-core machine two of them side by side stretch the chaos run's timing past its bounds.
+          fileParallelism: false,
           testTimeout: 240_000,
           hookTimeout: 120_000,
         },
