@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { metricFamilies, type PoolSnapshot } from "../core/metrics-catalog";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../core/prometheus-text";
+import { withTimeout } from "../db/with-timeout";
 import { listPools, readCounters } from "../db/metric-counters";
 import { requireAdmin } from "./admin-auth";
 import { errorBody } from "./errors";
@@ -16,16 +17,6 @@ import { PoolNameSchema } from "./schemas";
 const POOL_TIMEOUT_MS = 3000;
 
 export const MetricsQuerySchema = z.object({ pool: z.array(PoolNameSchema.unwrap()).optional().meta({ description: "Only these pools (repeat the parameter); default: every known pool" }) });
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer);
-  });
-}
 
 async function snapshot(env: Env, pool: string): Promise<PoolSnapshot> {
   try {

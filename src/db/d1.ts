@@ -6,6 +6,7 @@ import type { DatabaseSchemaResult, SqlExecError, SqlExecResult } from "../core/
 import { SQLITE_SCHEMA_QUERIES, sqliteSchemaFromRows } from "../core/sqlite-schema";
 import { tokenizeSql } from "../core/sql-tokens";
 import { jsonCell } from "./values";
+import { TimeoutError, withTimeout } from "./with-timeout";
 
 /** A binding is a D1 database when it has D1's methods; anything else (a secret, a namespace) is not. */
 export function asD1Database(value: unknown): D1Database | undefined {
@@ -26,21 +27,6 @@ export function sqliteMessage(e: unknown): string {
 function sqlFault(e: unknown): boolean {
   const code = /: (SQLITE_[A-Z_]+)$/.exec(e instanceof Error ? e.message : String(e))?.[1];
   return code !== undefined && !["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_NOMEM", "SQLITE_CORRUPT", "SQLITE_CANTOPEN"].includes(code);
-}
-
-class Timeout extends Error {}
-
-/** D1 cannot cancel a statement: past the timeout its answer is dropped, and the statement runs on in D1. */
-async function withTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Timeout()), timeoutMs);
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
 }
 
 /** A subquery's duplicate column names come back as `name:1`, `name:2`: give them their own names back. */
@@ -70,16 +56,17 @@ export async function queryD1(db: D1Database, statement: string, maxRows: number
   const wrapped = `SELECT * FROM (\n${statement}\n) LIMIT ${cap + 1}`;
   const started = Date.now();
   try {
+    // D1 cannot cancel a statement: past the timeout its answer is dropped, and the statement runs on in D1.
     const [header, ...rows] = await withTimeout(db.prepare(wrapped).raw<unknown[]>({ columnNames: true }), timeoutMs);
     // Local D1 runs on this thread and blocks the timer; an answer that came late is late all the same.
-    if (Date.now() - started > timeoutMs) throw new Timeout();
+    if (Date.now() - started > timeoutMs) throw new TimeoutError(timeoutMs);
     const columns = originalColumnNames((header ?? []).map(String));
     return {
       ok: true,
       value: { columns, rows: rows.slice(0, cap).map((r) => r.map(jsonCell)), truncated: rows.length > cap, elapsedMs: Date.now() - started },
     };
   } catch (e) {
-    if (e instanceof Timeout) return failed("statement_timeout", `the statement ran longer than ${timeoutMs} ms`);
+    if (e instanceof TimeoutError) return failed("statement_timeout", `the statement ran longer than ${timeoutMs} ms`);
     return failed(sqlFault(e) ? "sql_error" : "database_unavailable", sqliteMessage(e));
   }
 }
@@ -91,7 +78,7 @@ export async function readD1Schema(db: D1Database, timeoutMs: number): Promise<D
     const [tables, columns, keys] = await withTimeout(db.batch<Record<string, unknown>>([db.prepare(q.tables), db.prepare(q.columns), db.prepare(q.foreignKeys)]), timeoutMs);
     return { ok: true, value: sqliteSchemaFromRows(tables?.results ?? [], columns?.results ?? [], keys?.results ?? []) };
   } catch (e) {
-    if (e instanceof Timeout) return failed("database_unavailable", `reading the schema took longer than ${timeoutMs} ms`);
+    if (e instanceof TimeoutError) return failed("database_unavailable", `reading the schema took longer than ${timeoutMs} ms`);
     return failed("database_unavailable", `the schema cannot be read: ${sqliteMessage(e)}`);
   }
 }
