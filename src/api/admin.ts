@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import { addPool } from "../db/metric-counters";
 import { requireAdmin } from "./admin-auth";
 import { errorBody } from "./errors";
-import { jsonDepth, LIMITS } from "../core/limits";
+import { jsonBody } from "./json-body";
+import { LIMITS } from "../core/limits";
 import { instanceObjectName } from "../objects/names";
 import { failure } from "./results";
 import { adminTraces } from "./admin-traces";
@@ -12,16 +13,6 @@ import { adminDashboard } from "./admin-dashboard";
 import { adminRegistration } from "./admin-registration";
 
 type AdminEnv = { Bindings: Env };
-
-/** A JSON body no deeper than LIMITS allows: it goes to the coordinator over RPC as it is. */
-async function jsonBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false }> {
-  try {
-    const value: unknown = await req.json();
-    return jsonDepth(value) > LIMITS.http.maxJsonDepth ? { ok: false } : { ok: true, value };
-  } catch {
-    return { ok: false };
-  }
-}
 
 
 const MALFORMED = errorBody("invalid_request", `the body is not valid JSON, or nests deeper than ${LIMITS.http.maxJsonDepth} levels`);

@@ -1,6 +1,7 @@
 /** Reading a JSON body through its zod schema: the one way a route turns bytes into a typed value or a 400. */
 import type { Context } from "hono";
 import type { z } from "zod";
+import { jsonDepth, LIMITS } from "../core/limits";
 import { errorBody } from "./errors";
 
 export function issueMessage(error: z.ZodError): string {
@@ -27,4 +28,14 @@ export async function readJson<S extends z.ZodType>(
   const parsed = schema.safeParse(raw);
   if (!parsed.success) return { ok: false, response: c.json(errorBody("invalid_request", issueMessage(parsed.error)), 400) };
   return { ok: true, value: parsed.data };
+}
+
+/** A JSON body no deeper than LIMITS allows, unchecked otherwise: for routes that hand it to an object which validates it. */
+export async function jsonBody(req: Request): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  try {
+    const value: unknown = await req.json();
+    return jsonDepth(value) > LIMITS.http.maxJsonDepth ? { ok: false } : { ok: true, value };
+  } catch {
+    return { ok: false };
+  }
 }

@@ -8,14 +8,14 @@
  */
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { jsonDepth, LIMITS } from "../core/limits";
+import { LIMITS } from "../core/limits";
 import { InstanceRegistrationSchema } from "../core/pool";
 import { bearer } from "../db/api-keys";
 import { addPool } from "../db/metric-counters";
 import { authenticateRegistration, recordRegistration } from "../db/registration-tokens";
 import { PoolParamSchema } from "./admin-registration";
 import { errorBody } from "./errors";
-import { issueMessage } from "./json-body";
+import { issueMessage, jsonBody } from "./json-body";
 import { failure } from "./results";
 
 type RegisterEnv = { Bindings: Env; Variables: { registrationTokenId: string } };
@@ -30,17 +30,6 @@ function refuse(c: Ctx): Response {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** The body as JSON no deeper than LIMITS allows, or undefined. */
-async function readBody(req: Request): Promise<unknown> {
-  try {
-    const value: unknown = await req.json();
-    return jsonDepth(value) > LIMITS.http.maxJsonDepth ? undefined : value;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The token's id, undefined for a refusal, or "unavailable" when D1 did not answer twice. */
 async function authorize(c: Ctx, pool: string | undefined): Promise<string | undefined | "unavailable"> {
   const token = bearer(c.req.header("authorization"));
   if (token === undefined || pool === undefined || !PoolParamSchema.safeParse(pool).success) return undefined;
@@ -77,7 +66,8 @@ export const register = new Hono<RegisterEnv>().use("*", requireRegistrationToke
   // The middleware read the pool from the raw path; the route's decoded one must be the same pool.
   if (pool !== /^\/register\/pools\/([^/]+)\//.exec(c.req.path)?.[1]) return refuse(c);
 
-  const raw = await readBody(c.req.raw);
+  const read = await jsonBody(c.req.raw);
+  const raw = read.ok ? read.value : undefined;
   if (!isObject(raw)) return c.json(errorBody("invalid_request", `the body must be a JSON object no deeper than ${LIMITS.http.maxJsonDepth} levels`), 400);
   if (raw["id"] !== undefined && raw["id"] !== id) return c.json(errorBody("invalid_request", "id: must be the instance id of the path"), 400);
   const body = { ...raw, id };
