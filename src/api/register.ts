@@ -30,6 +30,9 @@ function refuse(c: Ctx): Response {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** The pool segment of the raw path, as the middleware sees it before any route has matched. */
+const rawPathPool = (c: Ctx): string | undefined => /^\/register\/pools\/([^/]+)\//.exec(c.req.path)?.[1];
+
 async function authorize(c: Ctx, pool: string | undefined): Promise<string | undefined | "unavailable"> {
   const token = bearer(c.req.header("authorization"));
   if (token === undefined || pool === undefined || !PoolParamSchema.safeParse(pool).success) return undefined;
@@ -47,7 +50,7 @@ async function authorize(c: Ctx, pool: string | undefined): Promise<string | und
  * unknown path tells a stranger nothing more than a known one.
  */
 const requireRegistrationToken = createMiddleware<RegisterEnv>(async (c, next) => {
-  const pool = /^\/register\/pools\/([^/]+)\//.exec(c.req.path)?.[1];
+  const pool = rawPathPool(c);
   const tokenId = await authorize(c, pool);
   if (tokenId === "unavailable") {
     c.header("retry-after", "1");
@@ -64,7 +67,7 @@ export const register = new Hono<RegisterEnv>().use("*", requireRegistrationToke
   const id = c.req.param("id");
   const tokenId = c.get("registrationTokenId");
   // The middleware read the pool from the raw path; the route's decoded one must be the same pool.
-  if (pool !== /^\/register\/pools\/([^/]+)\//.exec(c.req.path)?.[1]) return refuse(c);
+  if (pool !== rawPathPool(c)) return refuse(c);
 
   const read = await jsonBody(c.req.raw);
   const raw = read.ok ? read.value : undefined;
