@@ -3,7 +3,7 @@
  * releaseStage RPC per stage and makes one dispatch decision per call, so stages and calls per workflow turn
  * `npm run bench:dispatch`'s stage dispatches per second into workflows per second.
  *
- *   npx tsx scripts/coordinator-load.ts [--trace PATH|synthetic] [--workflows N] [--seed S]
+ *   npm run sim:coordinator -- [--trace PATH|synthetic] [--workflows N] [--seed S]
  *
  * The simulation runs the production scheduling code on the reference pool at 0.5 workflows/s; its call
  * count checks the workload's (a stage the simulator never released would show as a difference).

@@ -78,16 +78,23 @@ describe("the GPU-host kit", () => {
 
   it("launches vLLM with its settings, metrics on and request logging off", () => {
     const launch = readFileSync(join(KIT_DIR, "bin/vllm-launch.sh"), "utf8");
-    for (const flag of ["--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--max-num-batched-tokens", "--port", "--served-model-name", "--disable-log-requests"]) expect(launch).toContain(flag);
+    for (const flag of ["--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--max-num-batched-tokens", "--port", "--served-model-name"]) expect(launch).toContain(flag);
     expect(launch).not.toMatch(/disable-.*metrics|--disable-frontend-multiprocessing/);
     const dir = mkdtempSync(join(tmpdir(), "hexflow-launch-"));
     const fakeVllm = join(dir, "vllm");
-    writeFileSync(fakeVllm, '#!/usr/bin/env bash\nprintf "%s\\n" "$@"\n', { mode: 0o755 });
+    // A fake `vllm` that reports the version in FAKE_VLLM_VERSION and otherwise echoes its arguments.
+    writeFileSync(fakeVllm, '#!/usr/bin/env bash\nif [[ "$1" == --version ]]; then echo "$FAKE_VLLM_VERSION"; exit 0; fi\nprintf "%s\\n" "$@"\n', { mode: 0o755 });
     const env = envOf(file(renderKit(config("L40S")), "gpu-host.env"));
     // Without nvidia-smi on PATH: the GPU count check is skipped.
-    const r = spawnSync("bash", [join(KIT_DIR, "bin/vllm-launch.sh")], { encoding: "utf8", env: { PATH: `${dir}:/usr/bin:/bin`, ...env, HEXFLOW_VLLM_BIN: fakeVllm, HEXFLOW_VLLM_EXTRA_ARGS: "--enable-prompt-tokens-details" } });
-    expect(r.status, r.stderr).toBe(0);
-    const args = r.stdout.trim().split("\n");
+    const launchWith = (version: string) => {
+      const r = spawnSync("bash", [join(KIT_DIR, "bin/vllm-launch.sh")], { encoding: "utf8", env: { PATH: `${dir}:/usr/bin:/bin`, ...env, HEXFLOW_VLLM_BIN: fakeVllm, FAKE_VLLM_VERSION: version, HEXFLOW_VLLM_EXTRA_ARGS: "--enable-prompt-tokens-details" } });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.trim().split("\n");
+    };
+    // Request logging is opt-in from vLLM 0.10.2, and 0.12 refuses --disable-log-requests; older releases need it.
+    for (const version of ["0.12.0", "0.10.2", "1.0.0", "not a version"]) expect(launchWith(version), version).not.toContain("--disable-log-requests");
+    for (const version of ["0.10.1.1", "0.9.2", "0.6.3.post1"]) expect(launchWith(version), version).toContain("--disable-log-requests");
+    const args = launchWith("0.12.0");
     const after = (flag: string) => args[args.indexOf(flag) + 1];
     expect(args.slice(0, 2)).toEqual(["serve", "meta-llama/Llama-3.1-70B-Instruct"]);
     expect([after("--tensor-parallel-size"), after("--max-num-seqs"), after("--max-model-len"), after("--gpu-memory-utilization"), after("--host"), after("--served-model-name")]).toEqual(["4", "64", "16384", "0.92", "127.0.0.1", "llama-3.1-70b"]);

@@ -23,7 +23,19 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   fi
 fi
 
-# Metrics stay on: vLLM serves Prometheus /metrics by default. Requests are not logged: prompts are tenants' data.
+# Metrics stay on: vLLM serves Prometheus /metrics by default. Requests must not be logged: prompts are tenants'
+# data. vLLM 0.10.2 made request logging opt-in (--enable-log-requests) and 0.12 removed --disable-log-requests, so
+# passing it there stops start-up; only releases before 0.10.2 get the flag.
+logs_requests_by_default() {
+  local version major minor patch
+  version="$("$HEXFLOW_VLLM_BIN" --version 2>/dev/null | tail -n 1 || true)"
+  if [[ ! "$version" =~ ^([0-9]+)\.([0-9]+)\.([0-9]+) ]]; then
+    return 1
+  fi
+  major="${BASH_REMATCH[1]}" minor="${BASH_REMATCH[2]}" patch="${BASH_REMATCH[3]}"
+  (( major == 0 && (minor < 10 || (minor == 10 && patch < 2)) ))
+}
+
 args=(
   serve "$HEXFLOW_VLLM_MODEL_PATH"
   --served-model-name "$HEXFLOW_MODEL"
@@ -35,8 +47,10 @@ args=(
   --max-model-len "$HEXFLOW_VLLM_MAX_MODEL_LEN"
   --max-num-batched-tokens "$HEXFLOW_VLLM_MAX_NUM_BATCHED_TOKENS"
   --gpu-memory-utilization "$HEXFLOW_VLLM_GPU_MEMORY_UTILIZATION"
-  --disable-log-requests
 )
+if logs_requests_by_default; then
+  args+=(--disable-log-requests)
+fi
 if [[ -n "${HEXFLOW_VLLM_EXTRA_ARGS:-}" ]]; then
   read -r -a extra <<<"$HEXFLOW_VLLM_EXTRA_ARGS"
   args+=("${extra[@]}")
