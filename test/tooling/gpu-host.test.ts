@@ -71,6 +71,8 @@ describe("the GPU-host kit", () => {
     }
     const register = file(files, "hexflow-register.service");
     expect(section(register, "Unit")["After"]).toContain("hexflow-vllm.service");
+    // Wanting the kit's tunnel unit would start it even where a remotely managed tunnel replaced it.
+    expect(section(register, "Unit")["Wants"]).not.toContain("hexflow-cloudflared");
     expect(section(register, "Service")).toMatchObject({ Type: "oneshot", LoadCredential: "registration-token:/etc/hexflow/registration-token" });
     expect(section(file(files, "hexflow-vllm.service"), "Service")).toMatchObject({ Restart: "always", User: "hexflow", ExecStart: "/usr/local/lib/hexflow/vllm-launch.sh" });
     expect(section(file(files, "hexflow-cloudflared.service"), "Service")["ExecStart"]).toContain(`--config /etc/cloudflared/hexflow-${gpu.toLowerCase()}-0.yml tunnel run`);
