@@ -1,20 +1,18 @@
 import { canAdmit, kvClaim, type AdmissionLoad } from "../core/admission";
 import { Dispatcher } from "../core/dispatcher";
-import { KV_READ_FACTOR_PER_TOKEN, DEFAULT_MODEL } from "../core/gpu";
 import { MinHeap } from "../core/min-heap";
 import { InstanceQueue } from "../core/instance-queue";
 import { instantiatePolicy, type PolicySpec } from "../core/policies";
 import { forkRng } from "../core/rng";
 import { completeCall, releaseNextStage, startWorkflow, type ReleaseContext, type ReleasedCall, type WorkflowState } from "../core/workflow-run";
 import type { SimInstance } from "./cluster";
-import { ParityEngine } from "./engine/parity";
+import { createEngine, type EngineKind } from "./engine/create";
 import type { AdmissionSource, Engine } from "./engine/types";
-import { VllmEngine } from "./engine/vllm";
 import type { WorkloadItem } from "./workload";
 import { callCount } from "../core/workflow";
 import { SimAdmission, type RejectedWorkflow, type SimAdmissionOptions } from "./sim-admission";
 
-export type EngineKind = "vllm" | "parity";
+export type { EngineKind };
 
 export interface SimConfig {
   policy: Readonly<PolicySpec>;
@@ -78,12 +76,6 @@ interface StepEnd {
   t: number;
   seq: number;
   node: Node;
-}
-
-function createEngine(kind: EngineKind, inst: SimInstance): Engine {
-  return kind === "parity"
-    ? new ParityEngine(inst.cost, inst.gpu, inst.capacity.kvTokens)
-    : new VllmEngine(inst.cost, inst.capacity, KV_READ_FACTOR_PER_TOKEN[DEFAULT_MODEL]);
 }
 
 /**
