@@ -9,12 +9,13 @@ import type { LoadMode } from "./load";
 import { edf } from "./queue/edf";
 import { fcfs } from "./queue/fcfs";
 import { leastLaxity } from "./queue/least-laxity";
+import { leastSlack } from "./queue/least-slack";
 import type { QueuePolicy } from "./queue/types";
 import { createParitySharedPlanner, cursorPlanner, type StagePlanner } from "./remaining";
 import type { StepTokens } from "./chess";
 
 export const DispatchNameSchema = z.enum(["rr", "least-loaded", "wb", "random"]);
-export const QueueNameSchema = z.enum(["fcfs", "pq", "edf"]);
+export const QueueNameSchema = z.enum(["fcfs", "pq", "edf", "lst"]);
 
 export const PolicySpecSchema = z.object({
   name: z.string(),
@@ -44,6 +45,7 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   edf: spec({ name: "edf", dispatch: "least-loaded", queue: "edf", parity: false, tunesAlpha: false, description: "least-loaded dispatch + earliest deadline first (QLM-like)" }),
   random: spec({ name: "random", dispatch: "random", queue: "fcfs", parity: false, tunesAlpha: false, description: "uniform random dispatch + FCFS (reference floor)" }),
   hexgen: spec({ name: "hexgen", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, description: "HexGen-Flow: WB dispatch + least-laxity queue, tuned α (hexflow defaults)" }),
+  "hexgen-lst": spec({ name: "hexgen-lst", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, description: "ablation: WB dispatch + least workflow slack (queue/least-slack)" }),
   "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
 });
 
@@ -65,7 +67,7 @@ export interface PolicyRuntime {
 }
 
 export type QueueName = z.infer<typeof QueueNameSchema>;
-export const QUEUE_POLICIES: Readonly<Record<QueueName, QueuePolicy>> = Object.freeze({ fcfs, pq: leastLaxity, edf });
+export const QUEUE_POLICIES: Readonly<Record<QueueName, QueuePolicy>> = Object.freeze({ fcfs, pq: leastLaxity, edf, lst: leastSlack });
 
 function createDispatch(p: PolicySpec): DispatchPolicy {
   switch (p.dispatch) {

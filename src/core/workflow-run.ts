@@ -19,6 +19,10 @@ export const ReleasedCallSchema = z.object({
   releasedAt: z.number(),
   budgetS: z.number(),
   deadlineS: z.number(),
+  /** The workflow's end-to-end deadline (absolute seconds), for workflow-level urgency (queue/least-slack). */
+  workflowDeadlineS: z.number().optional(),
+  /** Expected seconds of the stages still to come after this one (Σ t̄ over the plan), at release. */
+  remainingAfterS: z.number().optional(),
   /** Which dispatch this is: 0 when released, one more each time the call is sent elsewhere (core/call-retry). */
   dispatch: z.number().int().nonnegative().optional(),
 });
@@ -72,6 +76,8 @@ export function releaseNextStage(w: WorkflowState, ctx: ReleaseContext, now: num
     releasedAt: now,
     budgetS,
     deadlineS: now + budgetS,
+    workflowDeadlineS: w.arrivalS + w.sloS,
+    remainingAfterS: remainingMean,
   }));
   w.pending = calls.map((c) => c.id);
   return calls;

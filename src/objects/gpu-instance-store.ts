@@ -3,6 +3,7 @@
  * the object reads as what it does.
  */
 import { z } from "zod";
+import { QueueNameSchema } from "../core/policies";
 import { InstanceRecordSchema } from "../core/pool";
 import { ReleasedCallSchema } from "../core/workflow-run";
 import { OUTBOX_MIGRATION } from "./report-outbox";
@@ -19,7 +20,7 @@ export const MIGRATIONS = [
 ];
 
 // serving: the coordinator's word on the server's health; absent in configs stored before it existed.
-export const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: z.enum(["fcfs", "pq", "edf"]), serving: z.boolean().default(true) });
+export const ConfigSchema = z.object({ record: InstanceRecordSchema, pool: z.string(), queuePolicy: QueueNameSchema, serving: z.boolean().default(true) });
 export type Config = z.infer<typeof ConfigSchema>;
 export const QueuedSchema = z.object({ call: ReleasedCallSchema, estimateS: z.number(), enqueuedAt: z.number(), key: z.number(), seq: z.number() });
 // concurrency: sequences running at admission, this one included (calibration's batching term); absent in rows stored before it existed.

@@ -2,6 +2,7 @@
  * A WorkflowObject's SQLite storage: the meta record (state, status, the kind's own data) and one row per
  * call. Kept apart from the object so the object reads as what it does, not how rows are spelled.
  */
+import { QueueNameSchema } from "../core/policies";
 import { z } from "zod";
 import { DagRequestSchema } from "../core/dag";
 import { Text2SqlRunSchema } from "../core/text2sql/run-state";
@@ -86,7 +87,7 @@ export const RedispatchSchema = z.object({
   call: ReleasedCallSchema,
   /** The instances the call failed on or was handed back by, passed over while another can take it. */
   avoid: z.array(z.string()).default([]),
-  bound: z.object({ instanceId: z.string(), estimateS: z.number(), queuePolicy: z.enum(["fcfs", "pq", "edf"]) }).optional(),
+  bound: z.object({ instanceId: z.string(), estimateS: z.number(), queuePolicy: QueueNameSchema }).optional(),
   /** Real ms when its instance took it; kept until the call ends, so a call its instance lost can go out again. */
   sentAtMs: z.number().optional(),
   /** Pool-clock seconds of the failure that sent it again: its laxity at re-dispatch is measured from there. */

@@ -1,0 +1,132 @@
+/**
+ * The ablation of issue 11: each policy against the physical limits of its scenario (src/sim/limits.ts).
+ * One scenario is a pool, a workload source and an engine; per scenario the limits are measured once (the
+ * P95 floor, and the saturation throughput as the best completion rate of every policy under overload), then
+ * each policy is measured at fractions of that saturation and its capacity at each SLO scale.
+ *
+ * α, for the policies that have one, is tuned per scenario and load on seeds the figures do not use, as the
+ * production tuner tunes it on recent traffic. Capacity keeps the α tuned for attainment at 80% load through
+ * its bisection (re-tuning at every probe, as `npm run bench` does, costs ten times more).
+ */
+import { z } from "zod";
+import type { PolicySpec } from "../core/policies";
+import { measureCapacity } from "./capacity";
+import { latencyFloor, saturatedCompletionRate } from "./limits";
+import { attainment, latencySummary, steadyState } from "./metrics";
+import { runScenario, type Scenario } from "./scenario";
+import type { WorkflowResult } from "./simulator";
+import { tuneAlpha } from "./tuner";
+import { buildWorkload } from "./workload";
+
+export const AblationOptionsSchema = z.object({
+  seeds: z.array(z.number().int()).min(1),
+  tuneSeeds: z.array(z.number().int()).min(1),
+  /** Workflows per run at a load point. */
+  workflows: z.number().int().positive(),
+  /** Load points as fractions of the saturation throughput. */
+  loads: z.array(z.number().positive()),
+  /** SLO scales for capacity; the load points carry `loadSloScale`. */
+  scales: z.array(z.number().positive()),
+  loadSloScale: z.number().positive(),
+  /** Capacity probes span this many SLOs of arrivals. */
+  capacityHorizonSlos: z.number().positive(),
+  /** α grid step when tuning (coarser is faster). */
+  alphaStep: z.number().positive().max(1),
+});
+export type AblationOptions = z.infer<typeof AblationOptionsSchema>;
+
+export const LimitsSchema = z.object({
+  floorP50S: z.number(),
+  floorP95S: z.number(),
+  /** The saturation throughput (workflows/s): the best of `byPolicy`. */
+  saturation: z.number(),
+  byPolicy: z.record(z.string(), z.number()),
+  overloadRate: z.number(),
+});
+export type Limits = z.infer<typeof LimitsSchema>;
+
+export interface LoadPoint {
+  load: number;
+  rate: number;
+  alpha: number | null;
+  p50S: number;
+  p95S: number;
+  /** P95 over the P95 floor. */
+  p95OverFloor: number;
+  attainment: number;
+}
+
+export interface PolicyAblation {
+  policy: string;
+  loads: LoadPoint[];
+  /** Per SLO scale: capacity (workflows/s at ≥ 95% attainment) and as a fraction of saturation. */
+  capacity: { scale: number; alpha: number | null; capacity: number; ofSaturation: number }[];
+}
+
+const tunes = (p: Readonly<PolicySpec>): boolean => p.tunesAlpha;
+
+function pooled(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds: readonly number[]): { results: WorkflowResult[]; sloS: number } {
+  const results: WorkflowResult[] = [];
+  let sloS = 0;
+  for (const seed of seeds) {
+    const run = runScenario(s, policy, alpha, seed);
+    sloS = run.sloS;
+    results.push(...run.output.workflows);
+  }
+  return { results, sloS };
+}
+
+/** The best completion rate under overload over α ∈ {0.5, …, 0.9} for a policy with α (its best configuration). */
+function saturatedRate(s: Scenario, policy: Readonly<PolicySpec>, seeds: readonly number[]): number {
+  const alphas = tunes(policy) ? [0.5, 0.6, 0.7, 0.8, 0.9] : [0.7];
+  let best = 0;
+  for (const alpha of alphas) {
+    let sum = 0;
+    for (const seed of seeds) sum += saturatedCompletionRate(runScenario(s, policy, alpha, seed).output.workflows);
+    best = Math.max(best, sum / seeds.length);
+  }
+  return best;
+}
+
+/**
+ * The limits of one scenario. Overload: arrivals at `startRate`, doubled until no policy completes more than
+ * 60% of them, so every policy is measured with a backlog that never empties.
+ */
+export function measureLimits(base: Scenario, policies: readonly Readonly<PolicySpec>[], seeds: readonly number[], startRate: number, floorWorkflows: number): Limits {
+  const floorLoad = buildWorkload(base.source, floorWorkflows, 1, seeds[0] ?? 1);
+  const floor = latencyFloor(base.engine, base.instances, floorLoad);
+  let rate = startRate;
+  for (let round = 0; ; round++) {
+    const s: Scenario = { ...base, rate, workflows: Math.max(200, Math.ceil(rate * 600)) };
+    const byPolicy: Record<string, number> = {};
+    for (const p of policies) byPolicy[p.name] = saturatedRate(s, p, seeds);
+    const saturation = Math.max(...Object.values(byPolicy));
+    if (saturation <= 0.6 * rate || round >= 4) return { floorP50S: floor.p50S, floorP95S: floor.p95S, saturation, byPolicy, overloadRate: rate };
+    rate *= 2;
+  }
+}
+
+function tunedAlpha(s: Scenario, policy: Readonly<PolicySpec>, o: AblationOptions, objective: "p95" | "attainment"): number | null {
+  if (!tunes(policy)) return null;
+  const obj = objective === "p95" ? { kind: "p95" as const } : { kind: "attainment" as const, sloScale: s.sloScale };
+  return tuneAlpha(s, policy, { seeds: o.tuneSeeds, objective: obj, gridStep: o.alphaStep, refineStep: 0 }).alpha;
+}
+
+export function ablatePolicy(base: Scenario, policy: Readonly<PolicySpec>, limits: Limits, o: AblationOptions): PolicyAblation {
+  const loads = o.loads.map((load): LoadPoint => {
+    const rate = load * limits.saturation;
+    const s: Scenario = { ...base, rate, workflows: o.workflows, sloScale: o.loadSloScale };
+    const alpha = tunedAlpha(s, policy, o, "p95");
+    const { results, sloS } = pooled(s, policy, alpha ?? 0, o.seeds);
+    const steady = steadyState(results);
+    const lat = latencySummary(steady.map((r) => r.latencyS));
+    return { load, rate, alpha, p50S: lat.p50, p95S: lat.p95, p95OverFloor: lat.p95 / limits.floorP95S, attainment: attainment(steady, sloS) };
+  });
+  const capacity = o.scales.map((scale) => {
+    const s: Scenario = { ...base, sloScale: scale, rate: 0.8 * limits.saturation, workflows: o.workflows };
+    const alpha = tunedAlpha(s, policy, o, "attainment");
+    const c = measureCapacity(s, policy, { seeds: o.seeds, alpha: alpha ?? 0, horizonSlos: o.capacityHorizonSlos, maxRate: 4 * limits.saturation, tolerance: 0.03 });
+    return { scale, alpha, capacity: c.capacity, ofSaturation: c.capacity / limits.saturation };
+  });
+  return { policy: policy.name, loads, capacity };
+}

@@ -1,0 +1,50 @@
+/**
+ * `npm run bench:ablation` end to end on a small synthetic run: child processes, the limits, every policy's
+ * figures against them, and the report files.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { AblationReport } from "../../scripts/lib/ablation-report";
+
+const run = (...args: string[]) => spawnSync("npx", ["tsx", "scripts/bench-ablation.ts", ...args], { encoding: "utf8", timeout: 120_000 });
+
+describe("bench:ablation", () => {
+  it("measures the limits and reads each policy against them", () => {
+    const out = mkdtempSync(join(tmpdir(), "hexflow-ablation-"));
+    const r = run("--pools", "reference", "--sources", "synthetic", "--policies", "rr-fcfs,edf", "--seeds", "1", "--workflows", "60", "--scales", "2", "--out", out);
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, "ablation-latest.json"), "utf8")) as AblationReport;
+    const [s] = report.scenarios;
+    if (s === undefined) throw new Error("no scenario");
+    const { limits } = s;
+    expect(limits.saturation).toBe(Math.max(...Object.values(limits.byPolicy)));
+    // Overload really overloads: no policy completes more than 60% of what arrives.
+    expect(limits.saturation).toBeLessThanOrEqual(0.6 * limits.overloadRate);
+    // Round-robin ignores GPU speed and load: it saturates well below a load-aware deadline order.
+    expect(limits.byPolicy["rr-fcfs"] ?? Infinity).toBeLessThan(limits.byPolicy["edf"] ?? 0);
+    expect(s.policies.map((p) => p.policy)).toEqual(["rr-fcfs", "edf"]);
+    for (const p of s.policies) {
+      expect(p.loads.map((l) => l.load)).toEqual([0.5, 0.8]);
+      for (const l of p.loads) {
+        expect(l.rate).toBeCloseTo(l.load * limits.saturation, 9);
+        expect(l.p95OverFloor, `${p.policy} at ${l.load}`).toBeGreaterThan(1);
+      }
+      const cap = p.capacity[0];
+      expect(cap?.scale).toBe(2);
+      expect(cap?.ofSaturation ?? Infinity).toBeLessThanOrEqual(1.1);
+    }
+    expect(readFileSync(join(out, "ablation-latest.md"), "utf8")).toContain("## reference (A100,A100,A6000,L40S), synthetic");
+    expect(r.stdout).toContain("reference/synthetic");
+  }, 150_000);
+
+  it("refuses an unknown pool, source or policy with one line and exit 2", () => {
+    for (const args of [["--pools", "mars"], ["--sources", "trace9"], ["--policies", "nope"]]) {
+      const r = run(...args);
+      expect(r.status, args.join(" ")).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    }
+  });
+});
