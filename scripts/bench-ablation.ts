@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   for (const p of pools) if (!(p in POOLS) && !parseCluster(p).ok) throw new UsageError(`unknown pool "${p}" (known: ${Object.keys(POOLS).join(", ")}, or a GPU list)`);
   const sources = values.sources === undefined ? (quick ? ["chess-trace1", "synthetic"] : [...SOURCES]) : listArg("sources", values.sources);
   for (const s of sources) if (!(SOURCES as readonly string[]).includes(s)) throw new UsageError(`unknown source "${s}" (known: ${SOURCES.join(", ")})`);
-  const defaultPolicies = [...BASELINES, ...POLICY_NAMES.filter((n) => n.startsWith("hexflow") || n === "hexgen-lst")];
+  const defaultPolicies = [...BASELINES, ...POLICY_NAMES.filter((n) => n === "hexflow" || getPolicy(n)?.description.startsWith("ablation:") === true)];
   const policies = values.policies === undefined ? defaultPolicies : listArg("policies", values.policies);
   policies.forEach(policyOf);
   for (const s of sources) scenarioOf(pools[0] ?? "reference", s);

@@ -58,17 +58,29 @@ export class SubmitError extends Error {
   }
 }
 
-export async function submitReplay(gw: Gateway, body: unknown): Promise<string> {
-  const res = await fetch(`${gw.url}/v1/workflows`, { method: "POST", headers: tenantHeaders(gw), body: JSON.stringify(body) });
-  const text = await res.text();
-  let json: { id?: string; error?: { code?: string; message: string } } = {};
-  try {
-    json = JSON.parse(text) as typeof json;
-  } catch {
-    // not JSON: reported below with the raw text
+/**
+ * Submits one workflow under a fresh idempotency key. A 503 that is not hexflow's own JSON error (the local
+ * Worker restarting mid-request, as wrangler dev answers) is sent again with the same key, so the workflow
+ * starts at most once; hexflow's own refusals (overloaded, rate limited) are the caller's to handle.
+ */
+export async function submitReplay(gw: Gateway, body: unknown, attempts = 3): Promise<string> {
+  const key = `replay-${crypto.randomUUID()}`;
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(`${gw.url}/v1/workflows`, { method: "POST", headers: tenantHeaders(gw, { "idempotency-key": key }), body: JSON.stringify(body) });
+    const text = await res.text();
+    let json: { id?: string; error?: { code?: string; message: string } } = {};
+    try {
+      json = JSON.parse(text) as typeof json;
+    } catch {
+      // not JSON: reported below with the raw text
+    }
+    if (res.status === 503 && json.error === undefined && attempt < attempts) {
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+      continue;
+    }
+    if ((res.status !== 202 && res.status !== 200) || json.id === undefined) throw new SubmitError(`submit failed: ${res.status} ${json.error?.message ?? text.slice(0, 300)}`, res.status, json.error?.code ?? null);
+    return json.id;
   }
-  if (res.status !== 202 || json.id === undefined) throw new SubmitError(`submit failed: ${res.status} ${json.error?.message ?? text.slice(0, 300)}`, res.status, json.error?.code ?? null);
-  return json.id;
 }
 
 export async function getWorkflow(gw: Gateway, id: string): Promise<WorkflowStatus> {

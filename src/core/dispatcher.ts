@@ -52,7 +52,12 @@ export class Dispatcher {
     const fits = underCap.length > 0 ? underCap : holds;
     const fresh = fits.filter((info) => !avoid.has(info.id));
     const preferred = fresh.length > 0 ? fresh : fits;
-    const candidates: Candidate[] = preferred.map((info) => ({ info, order: this.order.get(info.id) ?? 0, load: this.loads.load(info.id, now), estimate: this.estimator.onInstance(info, call) }));
+    const ahead = this.policy.spec.loadView === "ahead";
+    const candidates: Candidate[] = preferred.map((info) => {
+      const estimate = this.estimator.onInstance(info, call);
+      const load = ahead ? this.loads.loadAhead(info.id, this.policy.queue.key(call, estimate, now), now) : this.loads.load(info.id, now);
+      return { info, order: this.order.get(info.id) ?? 0, load, estimate };
+    });
     if (candidates.length === 0) {
       return { ok: false, error: { code: "no_instance", message: `no instance can hold call ${call.id} (${need} tokens)` } };
     }
@@ -62,10 +67,11 @@ export class Dispatcher {
       meanCallTime: this.estimator.meanCallTime(call),
       alpha: this.alpha,
       rng: this.rng,
+      now,
     });
     const chosen = candidates[i] ?? candidates[0];
     if (chosen === undefined) return { ok: false, error: { code: "no_instance", message: "dispatch policy chose no instance" } };
-    this.loads.assign(chosen.info.id, call.id, chosen.estimate);
+    this.loads.assign(chosen.info.id, call.id, chosen.estimate, this.policy.queue.key(call, chosen.estimate, now));
     return { ok: true, instanceId: chosen.info.id, estimateS: chosen.estimate };
   }
 

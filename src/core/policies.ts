@@ -27,6 +27,14 @@ export const PolicySpecSchema = z.object({
   tunesAlpha: z.boolean(),
   /** least-loaded dispatch: instances sampled per call (absent = the whole pool). */
   choices: z.number().int().positive().optional(),
+  /**
+   * The load dispatch weighs: "all" (absent) is every outstanding call of the instance; "ahead" only what the
+   * call would wait behind in that instance's priority queue (core/load loadAhead), so an urgent call does not
+   * shun a server whose queue holds only slack-rich work.
+   */
+  loadView: z.enum(["all", "ahead"]).optional(),
+  /** wb dispatch: θ of the urgency rule (dispatch/workload-balanced); absent, one α for every call. */
+  urgency: z.number().positive().optional(),
   description: z.string(),
 });
 export type PolicySpec = z.infer<typeof PolicySpecSchema>;
@@ -46,6 +54,12 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   random: spec({ name: "random", dispatch: "random", queue: "fcfs", parity: false, tunesAlpha: false, description: "uniform random dispatch + FCFS (reference floor)" }),
   hexgen: spec({ name: "hexgen", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, description: "HexGen-Flow: WB dispatch + least-laxity queue, tuned α (hexflow defaults)" }),
   "hexgen-lst": spec({ name: "hexgen-lst", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, description: "ablation: WB dispatch + least workflow slack (queue/least-slack)" }),
+  "hexgen-ahead": spec({ name: "hexgen-ahead", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, loadView: "ahead", description: "ablation: WB dispatch on the load ahead in the queue + least laxity" }),
+  "edf-ahead": spec({ name: "edf-ahead", dispatch: "least-loaded", queue: "edf", parity: false, tunesAlpha: false, loadView: "ahead", description: "ablation: least work ahead in the queue + EDF" }),
+  "hexgen-urgent": spec({ name: "hexgen-urgent", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "ablation: WB dispatch with α raised for calls of workflows with little slack + least laxity" }),
+  // Issue 11's candidate: every mechanism that uses the workflow structure, combined (bench:ablation measures
+  // each alone and together; docs/benchmarks.md "Against the physical limits").
+  hexflow: spec({ name: "hexflow", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, loadView: "ahead", urgency: 1, description: "hexflow: WB dispatch on the load ahead, α raised for urgent workflows, least workflow slack queue" }),
   "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
 });
 
@@ -78,7 +92,7 @@ function createDispatch(p: PolicySpec): DispatchPolicy {
     case "random":
       return createRandom();
     case "wb":
-      return createWorkloadBalanced({ parity: p.parity });
+      return createWorkloadBalanced({ parity: p.parity, ...(p.urgency === undefined ? {} : { urgency: p.urgency }) });
   }
 }
 

@@ -4,6 +4,7 @@ import { createRoundRobin } from "../../src/core/dispatch/round-robin";
 import type { Candidate, DispatchInput } from "../../src/core/dispatch/types";
 import { createWorkloadBalanced } from "../../src/core/dispatch/workload-balanced";
 import { Dispatcher } from "../../src/core/dispatcher";
+import { LoadTracker } from "../../src/core/load";
 import { getPolicy, instantiatePolicy } from "../../src/core/policies";
 import { createRng } from "../../src/core/rng";
 import { call, inst } from "./helpers";
@@ -12,7 +13,7 @@ function candidates(rows: [gpu: Candidate["info"]["gpu"], load: number, estimate
   return rows.map(([gpu, load, estimate], order) => ({ info: inst(`i${order}`, gpu, 1), order, load, estimate }));
 }
 function input(cands: Candidate[], alpha: number, meanCallTime = 2, seed = 1): DispatchInput {
-  return { call: call("w:0:0"), candidates: cands, meanCallTime, alpha, rng: createRng(seed) };
+  return { call: call("w:0:0"), candidates: cands, meanCallTime, alpha, rng: createRng(seed), now: 0 };
 }
 
 describe("wb dispatch (hexflow default)", () => {
@@ -133,5 +134,46 @@ describe("Dispatcher", () => {
     w.setCost("fast", { overheadS: 0, prefillS: 0, decodeS: 3 });
     // 'fast' calibrated to 3 s per token is now the slower one: an idle pool sends to 'slow', at its own price.
     expect(w.assign(call("w:1:0", { expectedOutputTokens: 3 }), 0)).toEqual({ ok: true, instanceId: "slow", estimateS: 6 });
+  });
+});
+
+describe("issue 11 mechanisms", () => {
+  it("loadAhead counts running work and only the queued calls that would run first", () => {
+    const loads = new LoadTracker("outstanding");
+    loads.assign("a", "run", 10, 0);
+    loads.start("a", "run", 0);
+    loads.assign("a", "urgent", 4, 5);
+    loads.assign("a", "relaxed", 7, 50);
+    loads.assign("a", "restored", 2); // no key: counts as ahead of everyone
+    expect(loads.load("a", 3)).toBe(7 + 4 + 7 + 2);
+    expect(loads.loadAhead("a", 1, 3)).toBe(7 + 2);
+    expect(loads.loadAhead("a", 20, 3)).toBe(7 + 4 + 2);
+    expect(loads.loadAhead("a", 50, 3)).toBe(loads.load("a", 3));
+  });
+
+  it("an urgent call takes the fast GPU that the load alone would steer it away from", () => {
+    const wb = createWorkloadBalanced({ parity: false, urgency: 1 });
+    // i0: A100, t̂ 2, busy (L 6); i1: L40S, t̂ 4, idle. At α = 0.3 load wins: i0 = 0.3 - 0.7*6/8 < i1 = 0.15.
+    const cands = candidates([["A100", 6, 2], ["L40S", 0, 4]]);
+    const at = (deadline: number, remaining: number): number => wb.pick({ ...input(cands, 0.3), call: call("w:0:0", { workflowDeadlineS: deadline, remainingAfterS: remaining }), now: 0 });
+    expect(at(1000, 10)).toBe(1); // slack ratio (1000 - 12) / 12: relaxed, α stays 0.3
+    expect(at(12, 10)).toBe(0); // no slack: α = 1, speed only
+    expect(createWorkloadBalanced({ parity: false }).pick({ ...input(cands, 0.3), call: call("w:0:0", { workflowDeadlineS: 12, remainingAfterS: 10 }) })).toBe(1);
+  });
+
+  it("the dispatcher sees only the load ahead when the policy says so", () => {
+    const spec = getPolicy("edf-ahead");
+    if (spec === undefined) throw new Error("no edf-ahead");
+    const d = new Dispatcher([inst("a", "A100", 1), inst("b", "A100", 1)], instantiatePolicy(spec), createRng(1), 0.5);
+    // a holds a lot of work due late; b a little due sooner than the newcomer.
+    d.loads.assign("a", "late", 100, 1000);
+    d.loads.assign("b", "soon", 5, 1);
+    expect(d.assign(call("w:0:0", { deadlineS: 10 }), 0)).toMatchObject({ ok: true, instanceId: "a" });
+    const all = getPolicy("edf");
+    if (all === undefined) throw new Error("no edf");
+    const e = new Dispatcher([inst("a", "A100", 1), inst("b", "A100", 1)], instantiatePolicy(all), createRng(1), 0.5);
+    e.loads.assign("a", "late", 100, 1000);
+    e.loads.assign("b", "soon", 5, 1);
+    expect(e.assign(call("w:0:0", { deadlineS: 10 }), 0)).toMatchObject({ ok: true, instanceId: "b" });
   });
 });

@@ -46,5 +46,5 @@ describe("bench:ablation", () => {
       expect(r.status, args.join(" ")).toBe(2);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
     }
-  });
+  }, 60_000);
 });

@@ -20,6 +20,8 @@ export interface DispatchInput {
   meanCallTime: number;
   alpha: number;
   rng: Rng;
+  /** The pool clock, for plugins that judge a call's slack. */
+  now: number;
 }
 
 /** A dispatch plugin: filters nothing (the coordinator passes healthy instances only), scores and picks. */
