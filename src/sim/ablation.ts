@@ -97,7 +97,7 @@ export function measureLimits(base: Scenario, policies: readonly Readonly<Policy
   const floor = latencyFloor(base.engine, base.instances, floorLoad);
   let rate = startRate;
   for (let round = 0; ; round++) {
-    const s: Scenario = { ...base, rate, workflows: Math.max(200, Math.ceil(rate * 600)) };
+    const s: Scenario = { ...base, rate, workflows: Math.max(400, Math.ceil(rate * 600)) };
     const byPolicy: Record<string, number> = {};
     for (const p of policies) byPolicy[p.name] = saturatedRate(s, p, seeds);
     const saturation = Math.max(...Object.values(byPolicy));

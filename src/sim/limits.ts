@@ -91,17 +91,20 @@ export function latencyFloor(kind: EngineKind, instances: readonly SimInstance[]
 }
 
 /**
- * Completions per second while the pool is saturated: arrivals outpace it, so from the moment a quarter of
- * the arrivals are in until the last arrival the backlog never empties, and every completion in that window
- * is the pool working flat out. Leaving out the first quarter drops the ramp from an empty pool.
+ * Completions per second of an overloaded run: every workflow over the span from the first arrival to the last
+ * completion. The GPUs are busy all along (the backlog only empties at the very end), so this is the pool's
+ * work rate in workflows, whatever order a policy finishes them in. Windows cut by arrivals or by completion
+ * quantiles were tried first and are not order-blind: a policy that progresses many workflows at once finishes
+ * them in a burst at the end, one that finishes them in arrival order spreads them out. Errs low by the tail,
+ * when the last chains cannot fill the pool, so runs should be long.
  */
 export function saturatedCompletionRate(results: readonly WorkflowResult[]): number {
-  if (results.length < 8) return Number.NaN;
-  const arrivals = results.map((r) => r.arrivalS).sort((a, b) => a - b);
-  const from = arrivals[Math.floor(arrivals.length / 4)] ?? 0;
-  const to = arrivals.at(-1) ?? 0;
-  if (!(to > from)) return Number.NaN;
-  let done = 0;
-  for (const r of results) if (r.finishS > from && r.finishS <= to) done += 1;
-  return done / (to - from);
+  if (results.length < 10) return Number.NaN;
+  let first = Infinity;
+  let last = -Infinity;
+  for (const r of results) {
+    first = Math.min(first, r.arrivalS);
+    last = Math.max(last, r.finishS);
+  }
+  return last > first ? results.length / (last - first) : Number.NaN;
 }

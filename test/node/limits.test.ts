@@ -38,10 +38,12 @@ describe("physical limits", () => {
     }
   });
 
-  it("reads a saturated run's completion rate from the window where the backlog never empties", () => {
-    const results = Array.from({ length: 100 }, (_, i) => ({ id: `w${i}`, arrivalS: i, finishS: 50 + 2 * i, latencyS: 50 + i, calls: 1 }));
-    // Arrivals 25..99: finishes 50, 52, ..., 98 land in (25, 99]: 25 completions over 74 s.
-    expect(saturatedCompletionRate(results)).toBeCloseTo(25 / 74, 9);
+  it("reads an overloaded run's completion rate from first arrival to last completion, blind to the order", () => {
+    const results = Array.from({ length: 100 }, (_, i) => ({ id: `w${i}`, arrivalS: i / 10, finishS: 50 + 2 * i, latencyS: 50 + 2 * i - i / 10, calls: 1 }));
+    expect(saturatedCompletionRate(results)).toBeCloseTo(100 / 248, 9);
+    // Finishing them all in a burst at the end, over the same span, reads the same.
+    const burst = results.map((r, i) => ({ ...r, finishS: i === 99 ? 248 : 240 + i / 100 }));
+    expect(saturatedCompletionRate(burst)).toBeCloseTo(100 / 248, 9);
     expect(Number.isNaN(saturatedCompletionRate(results.slice(0, 4)))).toBe(true);
   });
 });
