@@ -162,18 +162,16 @@ describe("issue 11 mechanisms", () => {
   });
 
   it("the dispatcher sees only the load ahead when the policy says so", () => {
-    const spec = getPolicy("edf-ahead");
-    if (spec === undefined) throw new Error("no edf-ahead");
-    const d = new Dispatcher([inst("a", "A100", 1), inst("b", "A100", 1)], instantiatePolicy(spec), createRng(1), 0.5);
-    // a holds a lot of work due late; b a little due sooner than the newcomer.
-    d.loads.assign("a", "late", 100, 1000);
-    d.loads.assign("b", "soon", 5, 1);
-    expect(d.assign(call("w:0:0", { deadlineS: 10 }), 0)).toMatchObject({ ok: true, instanceId: "a" });
-    const all = getPolicy("edf");
-    if (all === undefined) throw new Error("no edf");
-    const e = new Dispatcher([inst("a", "A100", 1), inst("b", "A100", 1)], instantiatePolicy(all), createRng(1), 0.5);
-    e.loads.assign("a", "late", 100, 1000);
-    e.loads.assign("b", "soon", 5, 1);
-    expect(e.assign(call("w:0:0", { deadlineS: 10 }), 0)).toMatchObject({ ok: true, instanceId: "b" });
+    // a holds a lot of work due late; b a little due sooner than the newcomer (deadline 10).
+    const pick = (name: string): unknown => {
+      const spec = getPolicy(name);
+      if (spec === undefined) throw new Error(`no ${name}`);
+      const d = new Dispatcher([inst("a", "A100", 1), inst("b", "A100", 1)], instantiatePolicy(spec), createRng(1), 0.5);
+      d.loads.assign("a", "late", 100, 1000);
+      d.loads.assign("b", "soon", 5, 1);
+      return d.assign(call("w:0:0", { deadlineS: 10 }), 0);
+    };
+    expect(pick("edf-ahead")).toMatchObject({ ok: true, instanceId: "a" });
+    expect(pick("edf")).toMatchObject({ ok: true, instanceId: "b" });
   });
 });
