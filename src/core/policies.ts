@@ -56,9 +56,9 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   "hexgen-lst": spec({ name: "hexgen-lst", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, description: "ablation: WB dispatch + least workflow slack (queue/least-slack)" }),
   "hexgen-ahead": spec({ name: "hexgen-ahead", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, loadView: "ahead", description: "ablation: WB dispatch on the load ahead in the queue + least laxity" }),
   "edf-ahead": spec({ name: "edf-ahead", dispatch: "least-loaded", queue: "edf", parity: false, tunesAlpha: false, loadView: "ahead", description: "ablation: least work ahead in the queue + EDF" }),
-  // Issue 11's candidate: the mechanisms that earned their place in bench:ablation (docs/benchmarks.md, "Against
-  // the physical limits"). The load ahead and the least-slack queue did not; they stay as ablation entries, and
-  // "hexflow-all" combines every mechanism.
+  // Issue 11's candidate so far (docs/benchmarks.md, "Against the physical limits"): urgency is the one mechanism
+  // that ever helped (synthetic workload), though not on traces 1-2; the load ahead and the least-slack queue did
+  // not help. They stay as ablation entries, and "hexflow-all" combines every mechanism.
   hexflow: spec({ name: "hexflow", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "hexflow: WB dispatch with α raised for workflows with little slack + least laxity" }),
   "hexflow-all": spec({ name: "hexflow-all", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, loadView: "ahead", urgency: 1, description: "ablation: every mechanism (load ahead, urgency, least workflow slack)" }),
   "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
