@@ -15,6 +15,7 @@
  * slack, and leaves α for the rest, so slack-rich work takes the slower or busier servers. Calls without the
  * workflow fields keep α.
  */
+import { slackRatio } from "../slack";
 import type { ReleasedCall } from "../workflow-run";
 import { argmaxWithTieBreak, type Candidate, type DispatchPolicy } from "./types";
 
@@ -38,9 +39,8 @@ export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number
 }
 
 function urgentAlpha(alpha: number, call: ReleasedCall, fastestS: number, now: number, theta: number): number {
-  if (call.workflowDeadlineS === undefined) return alpha;
-  const need = (call.remainingAfterS ?? 0) + fastestS;
-  const ratio = (call.workflowDeadlineS - now - need) / Math.max(need, 1e-9);
+  const ratio = slackRatio(call, fastestS, now);
+  if (ratio === undefined) return alpha;
   const u = Math.min(1, Math.max(0, 1 - ratio / theta));
   return alpha + (1 - alpha) * u;
 }
