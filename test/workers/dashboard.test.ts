@@ -1,19 +1,11 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { STEP } from "../../src/core/chess";
 import { insertDecision } from "../../src/db/tuning-decisions";
-import { admin, ADMIN, api, fakeVllm, isProbe, until, poolPerTest } from "./helpers";
+import { admin, ADMIN, api, fakeVllm, isProbe, until, poolPerTest, TWO_GPU_POOL, HEAVY_REPLAY } from "./helpers";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
-const CALLS = [
-  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
-  { step: STEP.candidate, inputTokens: 11000, outputTokens: 600 },
-  { step: STEP.candidate, inputTokens: 8000, outputTokens: 400 },
-];
+const POOL = TWO_GPU_POOL;
+const CALLS = HEAVY_REPLAY.slice(0, 3);
 
 interface DashboardBody {
   pool: string;

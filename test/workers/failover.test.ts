@@ -6,20 +6,11 @@
 import { env } from "cloudflare:workers";
 import { reset } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { STEP } from "../../src/core/chess";
 import { MAX_CALL_ATTEMPTS } from "../../src/core/call-retry";
-import { admin, api, endedView, hintedCompletion, isProbe, submitReplay } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, TWO_GPU_POOL, LIGHT_REPLAY } from "./helpers";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20, requestTimeoutMs: 400 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20, requestTimeoutMs: 400 },
-];
-const CALLS = [
-  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
-  { step: STEP.candidate, inputTokens: 2000, outputTokens: 60 },
-  { step: STEP.candidate, inputTokens: 1800, outputTokens: 40 },
-  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
-];
+const POOL = TWO_GPU_POOL.map((i) => ({ ...i, requestTimeoutMs: 400 }));
+const CALLS = LIGHT_REPLAY;
 
 type Call = { id: string; instance: string; output?: string; attempts: number; failures: { instanceId: string; code: string; message: string }[] };
 type View = { id: string; status: string; error?: { code: string; message: string }; stages: { calls: Call[] }[] };

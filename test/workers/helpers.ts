@@ -1,7 +1,30 @@
 import { exports } from "cloudflare:workers";
 import { reset } from "cloudflare:test";
 import { afterEach, beforeEach, expect, vi } from "vitest";
+import { STEP } from "../../src/core/chess";
 import { TEST_KEY } from "./tenant-fixture";
+
+/** The pool most workers tests register: an A100 and an L40S at fakeVllm's URLs, 20x faster than real time. */
+export const TWO_GPU_POOL = [
+  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
+  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
+];
+
+/** A CHESS-shaped replay in three stages (retriever, two SQL candidates, unit tester) with long candidate prompts. */
+export const HEAVY_REPLAY = [
+  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
+  { step: STEP.candidate, inputTokens: 11000, outputTokens: 600 },
+  { step: STEP.candidate, inputTokens: 8000, outputTokens: 400 },
+  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
+];
+
+/** The same shape with short candidates, for tests that time faults rather than load. */
+export const LIGHT_REPLAY = [
+  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
+  { step: STEP.candidate, inputTokens: 2000, outputTokens: 60 },
+  { step: STEP.candidate, inputTokens: 1800, outputTokens: 40 },
+  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
+];
 
 export const ADMIN = { authorization: "Bearer test-admin-token-0123456789", "content-type": "application/json" };
 

@@ -6,20 +6,12 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { STEP } from "../../src/core/chess";
 import { HEALTH_DEFAULTS } from "../../src/core/instance-health";
 import { CoordinatorObject } from "../../src/objects/coordinator";
-import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until, poolPerTest } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until, poolPerTest, TWO_GPU_POOL, LIGHT_REPLAY } from "./helpers";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
-const CALLS = [
-  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
-  { step: STEP.candidate, inputTokens: 2000, outputTokens: 60 },
-  { step: STEP.candidate, inputTokens: 1800, outputTokens: 40 },
-];
+const POOL = TWO_GPU_POOL;
+const CALLS = LIGHT_REPLAY.slice(0, 3);
 type View = { id: string; status: string; stages: { calls: { id: string; instance: string; failures: unknown[] }[] }[] };
 type PoolView = { instances: { id: string; queued: number; running: number; health: { status: string; lastError: string | null } }[] };
 

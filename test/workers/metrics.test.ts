@@ -7,23 +7,14 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { STEP } from "../../src/core/chess";
 import { traceRows } from "../../src/core/trace-rows";
 import { recordWorkflowTrace } from "../../src/db/traces";
 import { insertDecision } from "../../src/db/tuning-decisions";
-import { ADMIN, admin, api, fakeVllm, until, poolPerTest } from "./helpers";
+import { ADMIN, admin, api, fakeVllm, until, poolPerTest, TWO_GPU_POOL, HEAVY_REPLAY } from "./helpers";
 import { TEST_KEY, TEST_TENANT_ID } from "./tenant-fixture";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
-const CALLS = [
-  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
-  { step: STEP.candidate, inputTokens: 11000, outputTokens: 600 },
-  { step: STEP.candidate, inputTokens: 8000, outputTokens: 400 },
-  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
-];
+const POOL = TWO_GPU_POOL;
+const CALLS = HEAVY_REPLAY;
 
 const ParsedSchema = z.array(
   z.object({

@@ -11,12 +11,9 @@ import { GpuInstanceObject } from "../../src/objects/gpu-instance";
 import { WorkflowObject } from "../../src/objects/workflow";
 import { WorkflowStore } from "../../src/objects/workflow-store";
 import { completeCall } from "../../src/core/workflow-run";
-import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until, poolPerTest } from "./helpers";
+import { admin, api, endedView, hintedCompletion, isProbe, submitReplay, until, poolPerTest, TWO_GPU_POOL } from "./helpers";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
+const POOL = TWO_GPU_POOL;
 const CALLS = [{ step: STEP.retriever, inputTokens: 301, outputTokens: 5 }];
 type View = { id: string; status: string; error?: { code: string; message: string }; stages: { calls: { id: string; instance: string; failures: { code: string; instanceId: string }[] }[] }[] };
 

@@ -8,12 +8,9 @@ import { reset, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STEP } from "../../src/core/chess";
 import { text2sqlAnswer } from "../../src/emulator/text2sql/answer";
-import { admin, api, until } from "./helpers";
+import { admin, api, until, TWO_GPU_POOL } from "./helpers";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
+const POOL = TWO_GPU_POOL;
 
 const SHOP = [
   "CREATE TABLE stores (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL)",

@@ -1,23 +1,14 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { STEP } from "../../src/core/chess";
 import { MAX_TRACE_ATTEMPTS, traceRows, type CallTraceRow, type WorkflowTraceRow } from "../../src/core/trace-rows";
 import { pruneTraces, recordWorkflowTrace } from "../../src/db/traces";
 import { parseTrace } from "../../src/sim/trace";
-import { ADMIN, admin, api, fakeVllm, until, poolPerTest } from "./helpers";
+import { ADMIN, admin, api, fakeVllm, until, poolPerTest, TWO_GPU_POOL, HEAVY_REPLAY } from "./helpers";
 import { TEST_TENANT_ID } from "./tenant-fixture";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
-const CALLS = [
-  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
-  { step: STEP.candidate, inputTokens: 11000, outputTokens: 600 },
-  { step: STEP.candidate, inputTokens: 8000, outputTokens: 400 },
-  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
-];
+const POOL = TWO_GPU_POOL;
+const CALLS = HEAVY_REPLAY;
 
 async function runWorkflow(sloMs = 200_000): Promise<string> {
   const res = await api("/v1/workflows", { method: "POST", headers: { "content-type": "application/json", prefer: "wait=10" }, body: JSON.stringify({ kind: "replay", calls: CALLS, sloMs }) });

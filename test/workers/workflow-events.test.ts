@@ -10,20 +10,12 @@ import { newWorkflowId } from "../../src/api/workflow-ids";
 import { STEP } from "../../src/core/chess";
 import type { WorkflowEventData } from "../../src/core/workflow-events";
 import { text2sqlAnswer } from "../../src/emulator/text2sql/answer";
-import { admin, api, hintedCompletion, isProbe, submitReplay } from "./helpers";
+import { admin, api, hintedCompletion, isProbe, submitReplay, TWO_GPU_POOL, LIGHT_REPLAY } from "./helpers";
 import { asKey, createTenant } from "./security-helpers";
 import { TEST_TENANT_ID } from "./tenant-fixture";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
-const REPLAY = [
-  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
-  { step: STEP.candidate, inputTokens: 2000, outputTokens: 60 },
-  { step: STEP.candidate, inputTokens: 1800, outputTokens: 40 },
-  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
-];
+const POOL = TWO_GPU_POOL;
+const REPLAY = LIGHT_REPLAY;
 
 interface Frame { id?: number; event?: string; data?: WorkflowEventData; comment?: string; retry?: number }
 type Event = { id: number; data: WorkflowEventData };

@@ -2,18 +2,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { CHESS_STEP_MEANS, STEP } from "../../src/core/chess";
 import { defaultCost, estimateSeconds } from "../../src/core/cost-model";
-import { admin, api, fakeVllm, isProbe, sseCompletion, until, poolPerTest } from "./helpers";
+import { admin, api, fakeVllm, isProbe, sseCompletion, until, poolPerTest, TWO_GPU_POOL, HEAVY_REPLAY } from "./helpers";
 
-const POOL = [
-  { id: "a100-0", url: "http://127.0.0.1:9001", gpu: "A100", timeScale: 20 },
-  { id: "l40s-1", url: "http://127.0.0.1:9002", gpu: "L40S", timeScale: 20 },
-];
-const CALLS = [
-  { step: STEP.retriever, inputTokens: 301, outputTokens: 5 },
-  { step: STEP.candidate, inputTokens: 11000, outputTokens: 600 },
-  { step: STEP.candidate, inputTokens: 8000, outputTokens: 400 },
-  { step: STEP.unitTester, inputTokens: 275, outputTokens: 4 },
-];
+const POOL = TWO_GPU_POOL;
+const CALLS = HEAVY_REPLAY;
 
 interface View {
   id: string;
