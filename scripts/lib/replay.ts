@@ -78,7 +78,7 @@ export async function submitReplay(gw: Gateway, body: unknown, attempts = 3): Pr
       await new Promise((r) => setTimeout(r, 500 * attempt));
       continue;
     }
-    if ((res.status !== 202 && res.status !== 200) || json.id === undefined) throw new SubmitError(`submit failed: ${res.status} ${json.error?.message ?? text.slice(0, 300)}`, res.status, json.error?.code ?? null);
+    if (res.status !== 202 || json.id === undefined) throw new SubmitError(`submit failed: ${res.status} ${json.error?.message ?? text.slice(0, 300)}`, res.status, json.error?.code ?? null);
     return json.id;
   }
 }
