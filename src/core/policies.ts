@@ -10,7 +10,6 @@ import { edf } from "./queue/edf";
 import { fcfs } from "./queue/fcfs";
 import { leastLaxity } from "./queue/least-laxity";
 import { leastSlack } from "./queue/least-slack";
-import { withTriage } from "./queue/triage";
 import type { QueuePolicy } from "./queue/types";
 import { createParitySharedPlanner, cursorPlanner, type StagePlanner } from "./remaining";
 import type { StepTokens } from "./chess";
@@ -36,10 +35,6 @@ export const PolicySpecSchema = z.object({
   loadView: z.enum(["all", "ahead"]).optional(),
   /** wb dispatch: θ of the urgency rule (dispatch/workload-balanced); absent, one α for every call. */
   urgency: z.number().positive().optional(),
-  /** wb urgency: slack-rich calls (slack ratio above θ) also move α towards 0, keeping the fast GPUs for the rest. */
-  reserve: z.boolean().optional(),
-  /** Queue triage (queue/triage): calls of workflows late by more than this many times their remaining work wait behind the rest. */
-  triage: z.number().nonnegative().optional(),
   description: z.string(),
 });
 export type PolicySpec = z.infer<typeof PolicySpecSchema>;
@@ -66,9 +61,6 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   // not help. They stay as ablation entries, and "hexflow-all" combines every mechanism.
   hexflow: spec({ name: "hexflow", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "hexflow: WB dispatch with α raised for workflows with little slack + least laxity" }),
   "hexflow-all": spec({ name: "hexflow-all", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, loadView: "ahead", urgency: 1, description: "ablation: every mechanism (load ahead, urgency, least workflow slack)" }),
-  "hexgen-triage": spec({ name: "hexgen-triage", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, triage: 0, description: "ablation: HexGen-Flow with lost workflows queued behind the rest" }),
-  "edf-triage": spec({ name: "edf-triage", dispatch: "least-loaded", queue: "edf", parity: false, tunesAlpha: false, triage: 0, description: "ablation: least-loaded + EDF with lost workflows queued behind the rest" }),
-  "hexflow-reserve": spec({ name: "hexflow-reserve", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, reserve: true, description: "ablation: urgency both ways (slack-rich calls weigh load only)" }),
   "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
 });
 
@@ -101,7 +93,7 @@ function createDispatch(p: PolicySpec): DispatchPolicy {
     case "random":
       return createRandom();
     case "wb":
-      return createWorkloadBalanced({ parity: p.parity, ...(p.urgency === undefined ? {} : { urgency: p.urgency }), ...(p.reserve === undefined ? {} : { reserve: p.reserve }) });
+      return createWorkloadBalanced({ parity: p.parity, ...(p.urgency === undefined ? {} : { urgency: p.urgency }) });
   }
 }
 
@@ -109,7 +101,7 @@ export function instantiatePolicy(p: Readonly<PolicySpec>, template: readonly st
   return {
     spec: p,
     dispatch: createDispatch(p),
-    queue: p.triage === undefined ? QUEUE_POLICIES[p.queue] : withTriage(QUEUE_POLICIES[p.queue], p.triage),
+    queue: QUEUE_POLICIES[p.queue],
     loadMode: p.parity ? "cumulative" : "outstanding",
     estimatorMode: p.parity ? "step-pair" : "call",
     stepTokens: p.parity ? PARITY_STEP_PAIRS : CHESS_STEP_MEANS,

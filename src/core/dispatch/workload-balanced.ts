@@ -19,7 +19,7 @@ import { slackRatio } from "../slack";
 import type { ReleasedCall } from "../workflow-run";
 import { argmaxWithTieBreak, type Candidate, type DispatchPolicy } from "./types";
 
-export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number; reserve?: boolean }): DispatchPolicy {
+export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number }): DispatchPolicy {
   return {
     name: opts.parity ? "wb-parity" : "wb",
     pick(input) {
@@ -28,7 +28,7 @@ export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number
       let ref = candidates[0];
       for (const c of candidates) if (ref === undefined || c.estimate < ref.estimate) ref = c;
       if (ref === undefined) return 0;
-      const alpha = opts.urgency === undefined ? input.alpha : urgentAlpha(input.alpha, input.call, ref.estimate, input.now, opts.urgency, opts.reserve === true);
+      const alpha = opts.urgency === undefined ? input.alpha : urgentAlpha(input.alpha, input.call, ref.estimate, input.now, opts.urgency);
       const refLoad = ref.load + input.meanCallTime;
       const scores = candidates.map(
         (c) => alpha * (ref.estimate / c.estimate) - (1 - alpha) * ((c.load * c.info.capacityFactor) / refLoad),
@@ -38,11 +38,11 @@ export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number
   };
 }
 
-function urgentAlpha(alpha: number, call: ReleasedCall, fastestS: number, now: number, theta: number, reserve: boolean): number {
+function urgentAlpha(alpha: number, call: ReleasedCall, fastestS: number, now: number, theta: number): number {
   const ratio = slackRatio(call, fastestS, now);
   if (ratio === undefined) return alpha;
-  const u = Math.min(1, Math.max(reserve ? -1 : 0, 1 - ratio / theta));
-  return u >= 0 ? alpha + (1 - alpha) * u : alpha * (1 + u);
+  const u = Math.min(1, Math.max(0, 1 - ratio / theta));
+  return alpha + (1 - alpha) * u;
 }
 
 const PARITY_DISCOUNT: Readonly<Record<string, number>> = { A6000: 0.5, L40S: 0.5 };
