@@ -71,6 +71,7 @@ export interface PolicyAblation {
 
 const tunes = (p: Readonly<PolicySpec>): boolean => p.tunesAlpha;
 
+/** Each seed's steady state (as capacity pools them), with per-seed P95 and attainment. */
 function pooled(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds: readonly number[]): { results: WorkflowResult[]; sloS: number; perSeed: { p95S: number; attainment: number }[] } {
   const results: WorkflowResult[] = [];
   const perSeed: { p95S: number; attainment: number }[] = [];
@@ -80,7 +81,7 @@ function pooled(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds:
     sloS = run.sloS;
     const steady = steadyState(run.output.workflows);
     perSeed.push({ p95S: latencySummary(steady.map((r) => r.latencyS)).p95, attainment: attainment(steady, sloS) });
-    results.push(...run.output.workflows);
+    results.push(...steady);
   }
   return { results, sloS, perSeed };
 }
@@ -128,8 +129,7 @@ export function ablatePolicy(base: Scenario, policy: Readonly<PolicySpec>, limit
     const rate = load * limits.saturation;
     const s: Scenario = { ...base, rate, workflows: o.workflows, sloScale: o.loadSloScale };
     const alpha = tunedAlpha(s, policy, o, "p95");
-    const { results, sloS, perSeed } = pooled(s, policy, alpha ?? 0, o.seeds);
-    const steady = steadyState(results);
+    const { results: steady, sloS, perSeed } = pooled(s, policy, alpha ?? 0, o.seeds);
     const lat = latencySummary(steady.map((r) => r.latencyS));
     return {
       load, rate, alpha, p50S: lat.p50, p95S: lat.p95, p95OverFloor: lat.p95 / limits.floorP95S, attainment: attainment(steady, sloS),

@@ -57,6 +57,17 @@ describe("the tuning decision", () => {
     expect(atBest).toMatchObject({ bestAlpha: first.bestAlpha, gain: 0, install: false });
   });
 
+  it("simulates the pool's own policy: a hexflow pool's α is tuned with hexflow's urgency rule, not hexgen's", () => {
+    // A tight SLO, where urgency moves calls (at scale 5 hardly any workflow runs short of slack).
+    const tight = window.map((w) => ({ ...w, sloS: 1.5 * scenarioBaseSlo(scenario) }));
+    const grid = { ...config, alphaGrid: [0.3, 0.6, 0.9] };
+    const flow = decideAlpha({ window: tight, instances: POOL, policy: "hexflow", alpha: 0.3, config: grid });
+    const gen = decideAlpha({ window: tight, instances: POOL, policy: "hexgen", alpha: 0.3, config: grid });
+    expect(flow.skipped).toBeUndefined();
+    expect(flow.curve.map((p) => p.alpha)).toEqual([0.3, 0.6, 0.9]);
+    expect(flow.curve.map((p) => p.p95S)).not.toEqual(gen.curve.map((p) => p.p95S));
+  });
+
   it("keeps the current α on a tie", () => {
     // One instance: every α dispatches identically, so the curve is flat.
     const one = POOL.slice(0, 1);

@@ -14,7 +14,7 @@ const run = (...args: string[]) => spawnSync("npx", ["tsx", "scripts/bench-ablat
 describe("bench:ablation", () => {
   it("measures the limits and reads each policy against them", () => {
     const out = mkdtempSync(join(tmpdir(), "hexflow-ablation-"));
-    const r = run("--pools", "reference", "--sources", "synthetic", "--policies", "rr-fcfs,edf", "--seeds", "1", "--workflows", "60", "--scales", "2", "--out", out);
+    const r = run("--pools", "reference", "--sources", "synthetic", "--policies", "rr-fcfs,edf", "--seeds", "2", "--workflows", "60", "--scales", "2", "--out", out);
     expect(r.status, r.stderr).toBe(0);
     const report = JSON.parse(readFileSync(join(out, "ablation-latest.json"), "utf8")) as AblationReport;
     const [s] = report.scenarios;
@@ -31,12 +31,19 @@ describe("bench:ablation", () => {
       for (const l of p.loads) {
         expect(l.rate).toBeCloseTo(l.load * limits.saturation, 9);
         expect(l.p95OverFloor, `${p.policy} at ${l.load}`).toBeGreaterThan(1);
+        // Pooled attainment is a mean of the per-seed ones, so it lies within their range.
+        expect(l.attainmentRange[0]).toBeLessThanOrEqual(l.attainment + 1e-12);
+        expect(l.attainmentRange[1]).toBeGreaterThanOrEqual(l.attainment - 1e-12);
+        expect(l.p95RangeS[0]).toBeLessThanOrEqual(l.p95RangeS[1]);
       }
       const cap = p.capacity[0];
       expect(cap?.scale).toBe(2);
       expect(cap?.ofSaturation ?? Infinity).toBeLessThanOrEqual(1.1);
     }
-    expect(readFileSync(join(out, "ablation-latest.md"), "utf8")).toContain("## reference (A100,A100,A6000,L40S), synthetic");
+    const md = readFileSync(join(out, "ablation-latest.md"), "utf8");
+    expect(md).toContain("## reference (A100,A100,A6000,L40S), synthetic");
+    // Each load-point figure carries its per-seed range.
+    expect(md).toMatch(/\| edf \| [\d.]+ \([\d.]+x\) \d+–\d+ \| \d+% \d+%–\d+% \|/);
     expect(r.stdout).toContain("reference/synthetic");
   }, 150_000);
 
