@@ -30,6 +30,7 @@ const HELP = `usage: npm run bench:ablation -- [options]
   --loads LIST      load points as fractions of saturation (default 0.5,0.8)
   --workflows N     workflows per load-point run (default 300)
   --jobs N          child processes (default 2)
+  --admission       also capacity with workflow admission on: refused counted as misses, and accepted only
   --quick           reference pool, chess-trace1 and synthetic, 3 seeds, scale 2 only: a smoke run
   --out DIR         default bench/results`;
 
@@ -92,7 +93,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       pools: { type: "string" }, sources: { type: "string" }, policies: { type: "string" }, seeds: { type: "string" }, scales: { type: "string" },
-      loads: { type: "string" }, workflows: { type: "string" }, jobs: { type: "string" }, quick: { type: "boolean", default: false }, out: { type: "string", default: "bench/results" },
+      loads: { type: "string" }, workflows: { type: "string" }, jobs: { type: "string" }, quick: { type: "boolean", default: false }, admission: { type: "boolean", default: false }, out: { type: "string", default: "bench/results" },
       help: { type: "boolean", default: false }, worker: { type: "boolean", default: false },
     },
     strict: true,
@@ -119,6 +120,7 @@ async function main(): Promise<void> {
     loadSloScale: 2,
     capacityHorizonSlos: 8,
     alphaStep: 0.1,
+    admission: values.admission,
   };
   const jobsN = numberArg("jobs", values.jobs, 2, (n) => Number.isInteger(n) && n >= 1 && n <= 16);
   const started = Date.now();

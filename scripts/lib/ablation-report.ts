@@ -34,7 +34,7 @@ export function headline(s: AblationReport["scenarios"][number], scale: number, 
 }
 
 function scenarioTable(s: AblationReport["scenarios"][number], o: AblationOptions): string {
-  const head = ["policy", ...o.loads.flatMap((l) => [`P95 @${fmt.percent(l)} s (× floor)`, `att@${o.loadSloScale}x @${fmt.percent(l)}`]), ...o.scales.map((k) => `cap@${k}x wf/s (of sat)`)];
+  const head = ["policy", ...o.loads.flatMap((l) => [`P95 @${fmt.percent(l)} s (× floor)`, `att@${o.loadSloScale}x @${fmt.percent(l)}`]), ...o.scales.map((k) => `cap@${k}x wf/s (of sat)`), ...(o.admission ? o.scales.map((k) => `cap@${k}x admission: refused as misses / accepted only`) : [])];
   const rows = s.policies.map((p) => [
     p.policy,
     ...p.loads.flatMap((l) => [
@@ -45,6 +45,12 @@ function scenarioTable(s: AblationReport["scenarios"][number], o: AblationOption
       const c = p.capacity.find((x) => x.scale === k);
       return c === undefined ? "–" : `${fmt.fixed(c.capacity, 3)} (${fmt.percent(c.ofSaturation)})`;
     }),
+    ...(o.admission
+      ? o.scales.map((k) => {
+          const a = p.capacity.find((x) => x.scale === k)?.withAdmission;
+          return a === undefined ? "–" : `${fmt.fixed(a.refusedAsMisses, 3)} / ${fmt.fixed(a.acceptedOnly, 3)}`;
+        })
+      : []),
   ]);
   return `| ${head.join(" | ")} |\n|${head.map(() => "---").join("|")}|\n${rows.map((r) => `| ${r.join(" | ")} |`).join("\n")}\n`;
 }

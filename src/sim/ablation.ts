@@ -35,6 +35,11 @@ export const AblationOptionsSchema = z.object({
   capacityHorizonSlos: z.number().positive(),
   /** α grid step when tuning (coarser is faster). */
   alphaStep: z.number().positive().max(1),
+  /**
+   * Also measure capacity with the pool's workflow admission on (core/workflow-admission, its defaults), with the
+   * refused counted as misses and, apart, with only the accepted counted: shedding must not buy the figure.
+   */
+  admission: z.boolean().default(false),
 });
 export type AblationOptions = z.infer<typeof AblationOptionsSchema>;
 
@@ -66,7 +71,7 @@ export interface PolicyAblation {
   policy: string;
   loads: LoadPoint[];
   /** Per SLO scale: capacity (workflows/s at ≥ 95% attainment) and as a fraction of saturation. */
-  capacity: { scale: number; alpha: number | null; capacity: number; ofSaturation: number }[];
+  capacity: { scale: number; alpha: number | null; capacity: number; ofSaturation: number; withAdmission?: { refusedAsMisses: number; acceptedOnly: number } }[];
 }
 
 const tunes = (p: Readonly<PolicySpec>): boolean => p.tunesAlpha;
@@ -138,8 +143,12 @@ export function ablatePolicy(base: Scenario, policy: Readonly<PolicySpec>, limit
   });
   const capacity = o.scales.map((scale) => {
     const at = (rate: number): Scenario => ({ ...base, sloScale: scale, rate, workflows: o.workflows });
-    const bisect = (alpha: number | null): number =>
-      measureCapacity(at(0.8 * limits.saturation), policy, { seeds: o.seeds, alpha: alpha ?? 0, horizonSlos: o.capacityHorizonSlos, maxRate: 4 * limits.saturation, tolerance: 0.03 }).capacity;
+    const bisect = (alpha: number | null, admission?: "miss" | "excluded"): number =>
+      measureCapacity(
+        admission === undefined ? at(0.8 * limits.saturation) : { ...at(0.8 * limits.saturation), admission: { config: { queueOrder: policy.queue === "fcfs" ? "arrival" : "deadline" }, bestEffort: false } },
+        policy,
+        { seeds: o.seeds, alpha: alpha ?? 0, horizonSlos: o.capacityHorizonSlos, maxRate: 4 * limits.saturation, tolerance: 0.03, ...(admission === undefined ? {} : { rejected: admission }) },
+      ).capacity;
     let alpha = tunedAlpha(at(0.8 * limits.saturation), policy, o, "attainment");
     let cap = bisect(alpha);
     if (alpha !== null) {
@@ -147,7 +156,8 @@ export function ablatePolicy(base: Scenario, policy: Readonly<PolicySpec>, limit
       const capAgain = again === alpha ? cap : bisect(again);
       if (capAgain > cap) [alpha, cap] = [again, capAgain];
     }
-    return { scale, alpha, capacity: cap, ofSaturation: cap / limits.saturation };
+    const withAdmission = o.admission ? { refusedAsMisses: bisect(alpha, "miss"), acceptedOnly: bisect(alpha, "excluded") } : undefined;
+    return { scale, alpha, capacity: cap, ofSaturation: cap / limits.saturation, ...(withAdmission === undefined ? {} : { withAdmission }) };
   });
   return { policy: policy.name, loads, capacity };
 }

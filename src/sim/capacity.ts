@@ -20,11 +20,35 @@ export interface CapacityOptions {
   minWorkflows?: number;
   /** Grid step of the per-probe α search when alpha is "auto". */
   alphaGridStep?: number;
+  /**
+   * With workflow admission in the scenario: workflows turned away at arrival count as misses ("miss", the
+   * default, so shedding cannot buy capacity) or leave the count ("excluded", attainment of the accepted).
+   * Either way the steady window is cut by arrival over accepted and refused alike.
+   */
+  rejected?: "miss" | "excluded";
 }
 
 export interface CapacityResult {
   capacity: number;
   probes: { rate: number; attainment: number; alpha: number }[];
+}
+
+/**
+ * Attainment in steady state, pooled over seeds. Workflows refused at arrival (admission) enter the steady window
+ * by their arrival like the rest, then count as misses or leave the count.
+ */
+export function steadyAttainment(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds: readonly number[], rejected: "miss" | "excluded"): number {
+  const pooled: WorkflowResult[] = [];
+  let sloS = 0;
+  for (const seed of seeds) {
+    const run = runScenario(s, policy, alpha, seed);
+    sloS = run.sloS;
+    const refused = (run.output.rejected ?? []).map((r): WorkflowResult => ({ id: r.id, arrivalS: r.arrivalS, finishS: r.arrivalS, latencyS: Infinity, calls: 0 }));
+    const ids = new Set(refused.map((r) => r.id));
+    const steady = steadyState([...run.output.workflows, ...refused]);
+    pooled.push(...(rejected === "excluded" ? steady.filter((r) => !ids.has(r.id)) : steady));
+  }
+  return attainment(pooled, sloS);
 }
 
 /**
@@ -46,14 +70,7 @@ export function measureCapacity(scenario: Scenario, policy: Readonly<PolicySpec>
       opts.alpha === "auto"
         ? tuneAlpha(s, policy, { seeds: opts.seeds.slice(0, 1), objective: { kind: "attainment", sloScale: s.sloScale }, gridStep: opts.alphaGridStep ?? 0.1, refineStep: 0 }).alpha
         : opts.alpha;
-    const pooled: WorkflowResult[] = [];
-    let sloS = 0;
-    for (const seed of opts.seeds) {
-      const run = runScenario(s, policy, alpha, seed);
-      sloS = run.sloS;
-      pooled.push(...steadyState(run.output.workflows));
-    }
-    const a = attainment(pooled, sloS);
+    const a = steadyAttainment(s, policy, alpha, opts.seeds, opts.rejected ?? "miss");
     probes.push({ rate, attainment: a, alpha });
     return a >= target;
   };
