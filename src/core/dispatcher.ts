@@ -4,7 +4,6 @@ import { Estimator, type InstanceInfo } from "./estimator";
 import { LoadTracker } from "./load";
 import type { PolicyRuntime } from "./policies";
 import type { Rng } from "./rng";
-import { placeForMakespan } from "./stage-placement";
 import type { ReleasedCall } from "./workflow-run";
 
 export type Assignment =
@@ -41,42 +40,6 @@ export class Dispatcher {
    * `avoid`: the instances a retried call already failed on, passed over while another can take it.
    */
   assign(call: ReleasedCall, now: number, avoid: ReadonlySet<string> = new Set()): Assignment {
-    const candidates = this.candidates(call, now, avoid);
-    if (candidates.length === 0) {
-      return { ok: false, error: { code: "no_instance", message: `no instance can hold call ${call.id} (${call.inputTokens + call.expectedOutputTokens} tokens)` } };
-    }
-    const i = this.policy.dispatch.pick({
-      call,
-      candidates,
-      meanCallTime: this.estimator.meanCallTime(call),
-      alpha: this.alpha,
-      rng: this.rng,
-      now,
-    });
-    const chosen = candidates[i] ?? candidates[0];
-    if (chosen === undefined) return { ok: false, error: { code: "no_instance", message: "dispatch policy chose no instance" } };
-    return this.commit(call, chosen, now);
-  }
-
-  /**
-   * Binds a released stage's calls. One by one in release order, unless the policy places stages for their
-   * makespan (stage-placement.ts): then the stage's bottleneck call is placed first by the policy, and each other
-   * call goes to the slowest instance that still finishes it by the bottleneck's finish, keeping the fast GPUs
-   * free for calls that need them. The answer follows the calls' order; the first failure ends it.
-   */
-  assignStage(calls: readonly ReleasedCall[], now: number): Assignment[] {
-    if (this.policy.spec.stagePlacement !== "makespan" || calls.length < 2) return calls.map((c) => this.assign(c, now));
-    return placeForMakespan(calls, {
-      fastest: (c) => Math.min(...this.instances.map((info) => this.estimator.onInstance(info, c))),
-      candidates: (c) => this.candidates(c, now, new Set()),
-      assign: (c) => this.assign(c, now),
-      commit: (c, chosen) => this.commit(c, chosen, now),
-      loadOf: (id) => this.loads.load(id, now),
-    });
-  }
-
-  /** Filter: the instances that can hold the call, under their cap if any is, preferring those not in `avoid`. */
-  private candidates(call: ReleasedCall, now: number, avoid: ReadonlySet<string>): Candidate[] {
     const need = call.inputTokens + call.expectedOutputTokens;
     const holds = this.instances.filter((info) => info.maxTokens === undefined || need <= info.maxTokens);
     const underCap = holds.filter((info) => {
@@ -90,14 +53,24 @@ export class Dispatcher {
     const fresh = fits.filter((info) => !avoid.has(info.id));
     const preferred = fresh.length > 0 ? fresh : fits;
     const ahead = this.policy.spec.loadView === "ahead";
-    return preferred.map((info) => {
+    const candidates: Candidate[] = preferred.map((info) => {
       const estimate = this.estimator.onInstance(info, call);
       const load = ahead ? this.loads.loadAhead(info.id, this.policy.queue.key(call, estimate, now), now) : this.loads.load(info.id, now);
       return { info, order: this.order.get(info.id) ?? 0, load, estimate };
     });
-  }
-
-  private commit(call: ReleasedCall, chosen: Candidate, now: number): Assignment {
+    if (candidates.length === 0) {
+      return { ok: false, error: { code: "no_instance", message: `no instance can hold call ${call.id} (${need} tokens)` } };
+    }
+    const i = this.policy.dispatch.pick({
+      call,
+      candidates,
+      meanCallTime: this.estimator.meanCallTime(call),
+      alpha: this.alpha,
+      rng: this.rng,
+      now,
+    });
+    const chosen = candidates[i] ?? candidates[0];
+    if (chosen === undefined) return { ok: false, error: { code: "no_instance", message: "dispatch policy chose no instance" } };
     this.loads.assign(chosen.info.id, call.id, chosen.estimate, this.policy.queue.key(call, chosen.estimate, now));
     return { ok: true, instanceId: chosen.info.id, estimateS: chosen.estimate };
   }

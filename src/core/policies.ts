@@ -35,8 +35,6 @@ export const PolicySpecSchema = z.object({
   loadView: z.enum(["all", "ahead"]).optional(),
   /** wb dispatch: θ of the urgency rule (dispatch/workload-balanced); absent, one α for every call. */
   urgency: z.number().positive().optional(),
-  /** Stage placement (core/stage-placement): absent, a stage's calls are bound one by one in release order. */
-  stagePlacement: z.enum(["makespan"]).optional(),
   description: z.string(),
 });
 export type PolicySpec = z.infer<typeof PolicySpecSchema>;
@@ -63,7 +61,6 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   // not help. They stay as ablation entries, and "hexflow-all" combines every mechanism.
   hexflow: spec({ name: "hexflow", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "hexflow: WB dispatch with α raised for workflows with little slack + least laxity" }),
   "hexflow-all": spec({ name: "hexflow-all", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, loadView: "ahead", urgency: 1, description: "ablation: every mechanism (load ahead, urgency, least workflow slack)" }),
-  "hexgen-makespan": spec({ name: "hexgen-makespan", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, stagePlacement: "makespan", description: "ablation: HexGen-Flow with fan-out stages placed for their makespan" }),
   "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
 });
 

@@ -85,15 +85,13 @@ export class PoolScheduler {
     const calls = releaseNextStage(w, ctx, now);
     if (calls.length === 0) return { ok: false, error: { code: "nothing_to_release", message: `workflow ${w.id} has no stage to release` } };
     const dispatched: DispatchedCall[] = [];
-    let failed: { code: "no_instance"; message: string } | undefined;
-    this.dispatcher.assignStage(calls, now).forEach((a, i) => {
-      const call = calls[i];
-      if (!a.ok) failed ??= a.error;
-      else if (call !== undefined) dispatched.push({ call, instanceId: a.instanceId, gpu: this.gpuOf(a.instanceId), estimateS: a.estimateS });
-    });
-    if (failed !== undefined) {
-      for (const d of dispatched) this.dispatcher.finished(d.instanceId, d.call.id);
-      return { ok: false, error: failed };
+    for (const call of calls) {
+      const a = this.dispatcher.assign(call, now);
+      if (!a.ok) {
+        for (const d of dispatched) this.dispatcher.finished(d.instanceId, d.call.id);
+        return { ok: false, error: a.error };
+      }
+      dispatched.push({ call, instanceId: a.instanceId, gpu: this.gpuOf(a.instanceId), estimateS: a.estimateS });
     }
     return { ok: true, state: w, dispatched };
   }

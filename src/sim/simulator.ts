@@ -144,10 +144,9 @@ export function runSimulation(cfg: SimConfig): SimOutput {
   const dispatch = (released: ReleasedCall[], now: number): void => {
     const touched: Node[] = [];
     const bound: { callId: string; instanceId: string; estimateS: number }[] = [];
-    const assigned = dispatcher.assignStage(released, now);
-    released.forEach((call, i) => {
-      const a = assigned[i];
-      if (a === undefined || !a.ok) throw new Error(`simulator: ${a?.error.message ?? "no assignment"}`);
+    for (const call of released) {
+      const a = dispatcher.assign(call, now);
+      if (!a.ok) throw new Error(`simulator: ${a.error.message}`);
       const node = nodes.get(a.instanceId);
       if (node === undefined) throw new Error(`simulator: unknown instance ${a.instanceId}`);
       if (!node.engine.fits(call)) throw new Error(`simulator: call ${call.id} (${call.inputTokens} tokens) can never fit ${node.inst.id}'s KV cache`);
@@ -158,7 +157,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       node.calls += 1;
       calls += 1;
       touched.push(node);
-    });
+    }
     const first = released[0];
     const w = first === undefined ? undefined : workflows.get(first.workflowId);
     if (admission !== undefined && w !== undefined) admission.released(w, bound);
