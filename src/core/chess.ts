@@ -14,12 +14,6 @@ export const STEP = {
 
 export const CHESS_FAN_OUT: ReadonlySet<string> = new Set([STEP.candidate, STEP.evaluate]);
 
-/**
- * The steps with short outputs (under ~110 tokens on average, CHESS_STEP_MEANS): together they take a small part
- * of a workflow's GPU time, so the fast GPUs matter less to them than to candidate generation and revision.
- */
-export const CHESS_LIGHT_STEPS: readonly string[] = [STEP.retriever, STEP.keywords, STEP.unitTester, STEP.unitTest, STEP.evaluate];
-
 /** Expected stages of a CHESS workflow (the authors' STANDARD_WORKFLOW): 15 entries, fan-outs once. */
 export const CHESS_TEMPLATE: readonly string[] = [
   STEP.retriever, STEP.keywords, STEP.retriever, STEP.retriever, STEP.retriever,

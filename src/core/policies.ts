@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CHESS_LIGHT_STEPS, CHESS_STEP_MEANS, CHESS_TEMPLATE, PARITY_STEP_PAIRS } from "./chess";
+import { CHESS_STEP_MEANS, CHESS_TEMPLATE, PARITY_STEP_PAIRS } from "./chess";
 import { createLeastLoaded } from "./dispatch/least-loaded";
 import { createRandom } from "./dispatch/random";
 import { createRoundRobin } from "./dispatch/round-robin";
@@ -35,10 +35,6 @@ export const PolicySpecSchema = z.object({
   loadView: z.enum(["all", "ahead"]).optional(),
   /** wb dispatch: θ of the urgency rule (dispatch/workload-balanced); absent, one α for every call. */
   urgency: z.number().positive().optional(),
-  /** wb: α per step type, overriding the pool's α for the steps listed. */
-  stepAlpha: z.record(z.string(), z.number().min(0).max(1)).optional(),
-  /** wb: the light steps (chess CHESS_LIGHT_STEPS) get their own α, tuned beside the pool's (filled into stepAlpha). */
-  lightStepAlpha: z.boolean().optional(),
   description: z.string(),
 });
 export type PolicySpec = z.infer<typeof PolicySpecSchema>;
@@ -65,16 +61,10 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   // not help. They stay as ablation entries, and "hexflow-all" combines every mechanism.
   hexflow: spec({ name: "hexflow", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "hexflow: WB dispatch with α raised for workflows with little slack + least laxity" }),
   "hexflow-all": spec({ name: "hexflow-all", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, loadView: "ahead", urgency: 1, description: "ablation: every mechanism (load ahead, urgency, least workflow slack)" }),
-  "hexgen-steps": spec({ name: "hexgen-steps", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, lightStepAlpha: true, description: "ablation: HexGen-Flow with a second α, tuned, for the light steps" }),
   "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
 });
 
 export const POLICY_NAMES: readonly string[] = Object.keys(POLICIES);
-
-/** The policy with α `light` for the light steps (the pool's α stays for the rest). */
-export function withLightStepAlpha(p: Readonly<PolicySpec>, light: number): Readonly<PolicySpec> {
-  return spec({ ...p, stepAlpha: { ...p.stepAlpha, ...Object.fromEntries(CHESS_LIGHT_STEPS.map((k) => [k, light])) } });
-}
 
 export function getPolicy(name: string): Readonly<PolicySpec> | undefined {
   return Object.hasOwn(POLICIES, name) ? POLICIES[name] : undefined;
@@ -103,7 +93,7 @@ function createDispatch(p: PolicySpec): DispatchPolicy {
     case "random":
       return createRandom();
     case "wb":
-      return createWorkloadBalanced({ parity: p.parity, ...(p.urgency === undefined ? {} : { urgency: p.urgency }), ...(p.stepAlpha === undefined ? {} : { stepAlpha: p.stepAlpha }) });
+      return createWorkloadBalanced({ parity: p.parity, ...(p.urgency === undefined ? {} : { urgency: p.urgency }) });
   }
 }
 

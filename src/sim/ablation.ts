@@ -12,13 +12,13 @@
  * at every probe, as `npm run bench` does, costs ten times more.
  */
 import { z } from "zod";
-import { withLightStepAlpha, type PolicySpec } from "../core/policies";
+import type { PolicySpec } from "../core/policies";
 import { measureCapacity } from "./capacity";
 import { latencyFloor, saturatedCompletionRate } from "./limits";
 import { attainment, latencySummary, steadyState } from "./metrics";
 import { runScenario, type Scenario } from "./scenario";
 import type { WorkflowResult } from "./simulator";
-import { better, tuneAlpha, type AlphaPoint } from "./tuner";
+import { tuneAlpha } from "./tuner";
 import { buildWorkload } from "./workload";
 
 export const AblationOptionsSchema = z.object({
@@ -57,8 +57,6 @@ export interface LoadPoint {
   load: number;
   rate: number;
   alpha: number | null;
-  /** The light steps' own α, for policies that have one. */
-  lightAlpha?: number;
   p50S: number;
   p95S: number;
   /** P95 over the P95 floor. */
@@ -73,7 +71,7 @@ export interface PolicyAblation {
   policy: string;
   loads: LoadPoint[];
   /** Per SLO scale: capacity (workflows/s at ≥ 95% attainment) and as a fraction of saturation. */
-  capacity: { scale: number; alpha: number | null; lightAlpha?: number; capacity: number; ofSaturation: number; withAdmission?: { refusedAsMisses: number; acceptedOnly: number } }[];
+  capacity: { scale: number; alpha: number | null; capacity: number; ofSaturation: number; withAdmission?: { refusedAsMisses: number; acceptedOnly: number } }[];
 }
 
 const tunes = (p: Readonly<PolicySpec>): boolean => p.tunesAlpha;
@@ -125,66 +123,41 @@ export function measureLimits(base: Scenario, policies: readonly Readonly<Policy
   }
 }
 
-/** α grid of the light steps' own α (policies with lightStepAlpha). */
-const LIGHT_ALPHAS = [0.3, 0.5, 0.7, 0.9, 1];
-
-interface Tuned {
-  alpha: number | null;
-  /** The policy as run: with the light steps' α filled in when it has one. */
-  policy: Readonly<PolicySpec>;
-  lightAlpha?: number;
-}
-
-function tuned(s: Scenario, policy: Readonly<PolicySpec>, o: AblationOptions, objective: "p95" | "attainment"): Tuned {
-  if (!tunes(policy)) return { alpha: null, policy };
+function tunedAlpha(s: Scenario, policy: Readonly<PolicySpec>, o: AblationOptions, objective: "p95" | "attainment"): number | null {
+  if (!tunes(policy)) return null;
   const obj = objective === "p95" ? { kind: "p95" as const } : { kind: "attainment" as const, sloScale: s.sloScale };
-  const run = (p: Readonly<PolicySpec>) => {
-    const r = tuneAlpha(s, p, { seeds: o.tuneSeeds, objective: obj, gridStep: o.alphaStep, refineStep: 0 });
-    const point = r.curve.find((c) => c.alpha === r.alpha);
-    if (point === undefined) throw new Error("tuneAlpha: best α missing from its curve");
-    return { alpha: r.alpha, point };
-  };
-  if (policy.lightStepAlpha !== true) return { alpha: run(policy).alpha, policy };
-  let best: (Tuned & { point: AlphaPoint }) | undefined;
-  for (const light of LIGHT_ALPHAS) {
-    const p = withLightStepAlpha(policy, light);
-    const r = run(p);
-    if (best === undefined || better(r.point, best.point, obj)) best = { alpha: r.alpha, policy: p, lightAlpha: light, point: r.point };
-  }
-  if (best === undefined) throw new Error("no light-step α tried");
-  return { alpha: best.alpha, policy: best.policy, ...(best.lightAlpha === undefined ? {} : { lightAlpha: best.lightAlpha }) };
+  return tuneAlpha(s, policy, { seeds: o.tuneSeeds, objective: obj, gridStep: o.alphaStep, refineStep: 0 }).alpha;
 }
 
 export function ablatePolicy(base: Scenario, policy: Readonly<PolicySpec>, limits: Limits, o: AblationOptions): PolicyAblation {
   const loads = o.loads.map((load): LoadPoint => {
     const rate = load * limits.saturation;
     const s: Scenario = { ...base, rate, workflows: o.workflows, sloScale: o.loadSloScale };
-    const t = tuned(s, policy, o, "p95");
-    const { results: steady, sloS, perSeed } = pooled(s, t.policy, t.alpha ?? 0, o.seeds);
+    const alpha = tunedAlpha(s, policy, o, "p95");
+    const { results: steady, sloS, perSeed } = pooled(s, policy, alpha ?? 0, o.seeds);
     const lat = latencySummary(steady.map((r) => r.latencyS));
     return {
-      load, rate, alpha: t.alpha, ...(t.lightAlpha === undefined ? {} : { lightAlpha: t.lightAlpha }), p50S: lat.p50, p95S: lat.p95, p95OverFloor: lat.p95 / limits.floorP95S, attainment: attainment(steady, sloS),
+      load, rate, alpha, p50S: lat.p50, p95S: lat.p95, p95OverFloor: lat.p95 / limits.floorP95S, attainment: attainment(steady, sloS),
       p95RangeS: range(perSeed.map((x) => x.p95S)), attainmentRange: range(perSeed.map((x) => x.attainment)),
     };
   });
   const capacity = o.scales.map((scale) => {
     const at = (rate: number): Scenario => ({ ...base, sloScale: scale, rate, workflows: o.workflows });
-    const bisect = (t: Tuned, admission?: "miss" | "excluded"): number =>
+    const bisect = (alpha: number | null, admission?: "miss" | "excluded"): number =>
       measureCapacity(
         admission === undefined ? at(0.8 * limits.saturation) : { ...at(0.8 * limits.saturation), admission: { config: { queueOrder: policy.queue === "fcfs" ? "arrival" : "deadline" }, bestEffort: false } },
-        t.policy,
-        { seeds: o.seeds, alpha: t.alpha ?? 0, horizonSlos: o.capacityHorizonSlos, maxRate: 4 * limits.saturation, tolerance: 0.03, ...(admission === undefined ? {} : { rejected: admission }) },
+        policy,
+        { seeds: o.seeds, alpha: alpha ?? 0, horizonSlos: o.capacityHorizonSlos, maxRate: 4 * limits.saturation, tolerance: 0.03, ...(admission === undefined ? {} : { rejected: admission }) },
       ).capacity;
-    let t = tuned(at(0.8 * limits.saturation), policy, o, "attainment");
-    let cap = bisect(t);
-    if (t.alpha !== null) {
-      const again = tuned(at(Math.max(cap, 0.05 * limits.saturation)), policy, o, "attainment");
-      const same = again.alpha === t.alpha && again.lightAlpha === t.lightAlpha;
-      const capAgain = same ? cap : bisect(again);
-      if (capAgain > cap) [t, cap] = [again, capAgain];
+    let alpha = tunedAlpha(at(0.8 * limits.saturation), policy, o, "attainment");
+    let cap = bisect(alpha);
+    if (alpha !== null) {
+      const again = tunedAlpha(at(Math.max(cap, 0.05 * limits.saturation)), policy, o, "attainment");
+      const capAgain = again === alpha ? cap : bisect(again);
+      if (capAgain > cap) [alpha, cap] = [again, capAgain];
     }
-    const withAdmission = o.admission ? { refusedAsMisses: bisect(t, "miss"), acceptedOnly: bisect(t, "excluded") } : undefined;
-    return { scale, alpha: t.alpha, ...(t.lightAlpha === undefined ? {} : { lightAlpha: t.lightAlpha }), capacity: cap, ofSaturation: cap / limits.saturation, ...(withAdmission === undefined ? {} : { withAdmission }) };
+    const withAdmission = o.admission ? { refusedAsMisses: bisect(alpha, "miss"), acceptedOnly: bisect(alpha, "excluded") } : undefined;
+    return { scale, alpha, capacity: cap, ofSaturation: cap / limits.saturation, ...(withAdmission === undefined ? {} : { withAdmission }) };
   });
   return { policy: policy.name, loads, capacity };
 }

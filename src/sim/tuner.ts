@@ -32,7 +32,7 @@ function score(p: AlphaPoint, obj: TuneObjective): [number, number] {
   return obj.kind === "p95" ? [p.p95, 0] : [-p.attainment, p.p95];
 }
 
-export function better(a: AlphaPoint, b: AlphaPoint, obj: TuneObjective): boolean {
+function better(a: AlphaPoint, b: AlphaPoint, obj: TuneObjective): boolean {
   const [a1, a2] = score(a, obj);
   const [b1, b2] = score(b, obj);
   return a1 < b1 - 1e-12 || (Math.abs(a1 - b1) <= 1e-12 && a2 < b2);

@@ -19,7 +19,7 @@ import { slackRatio } from "../slack";
 import type { ReleasedCall } from "../workflow-run";
 import { argmaxWithTieBreak, type Candidate, type DispatchPolicy } from "./types";
 
-export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number; stepAlpha?: Readonly<Record<string, number>> }): DispatchPolicy {
+export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number }): DispatchPolicy {
   return {
     name: opts.parity ? "wb-parity" : "wb",
     pick(input) {
@@ -28,8 +28,7 @@ export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number
       let ref = candidates[0];
       for (const c of candidates) if (ref === undefined || c.estimate < ref.estimate) ref = c;
       if (ref === undefined) return 0;
-      const base = opts.stepAlpha?.[input.call.step] ?? input.alpha;
-      const alpha = opts.urgency === undefined ? base : urgentAlpha(base, input.call, ref.estimate, input.now, opts.urgency);
+      const alpha = opts.urgency === undefined ? input.alpha : urgentAlpha(input.alpha, input.call, ref.estimate, input.now, opts.urgency);
       const refLoad = ref.load + input.meanCallTime;
       const scores = candidates.map(
         (c) => alpha * (ref.estimate / c.estimate) - (1 - alpha) * ((c.load * c.info.capacityFactor) / refLoad),
