@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { validateDag, type DagRequest } from "../core/dag";
-import { renderDagStage } from "../core/dag-workflow";
+import type { DagRequest } from "../core/dag";
 import { completeCall, startWorkflow } from "../core/workflow-run";
 import { WorkflowSpecSchema, type WorkflowSpec } from "../core/workflow";
 import type { CallReport } from "./gpu-instance";
@@ -10,7 +9,8 @@ import { advanceText2Sql } from "./text2sql-driver";
 import { groupBy } from "../core/group-by";
 import { isLive, MAX_OUTPUT_CHARS, WorkflowStore, type CallRecord, type Text2SqlMeta, type WorkflowMeta } from "./workflow-store";
 import { traceOwed, writeTraceIfOwed } from "./workflow-trace";
-import { Failover, REDISPATCH_RETRY_MS } from "./workflow-failover";
+import { Failover } from "./workflow-failover";
+import { releaseStage } from "./workflow-release";
 import { rearmStoredAlarm } from "./alarm";
 import { WorkflowEvents } from "./workflow-events";
 
@@ -206,64 +206,10 @@ export class WorkflowObject extends DurableObject<Env> {
   private async releaseNext(meta: WorkflowMeta): Promise<void> {
     this.releasing = true;
     try {
-      await this.release(meta);
+      await releaseStage({ env: this.env, store: this.store, events: this.progress, failover: this.failover, meta: () => this.meta(), finish: (m, status, error) => this.finish(m, status, error), alarmAt: (ms) => this.alarmAt(ms) }, meta);
     } finally {
       this.releasing = false;
     }
-  }
-
-  private async release(meta: WorkflowMeta): Promise<void> {
-    if (meta.dag !== undefined) this.renderNextDagStage(meta, meta.dag);
-    const coordinator = this.env.COORDINATOR.getByName(meta.pool);
-    const r = await coordinator.releaseStage(meta.state);
-    // A cancel may have landed while the coordinator answered: then the stage goes nowhere.
-    const now = this.meta();
-    if (now !== undefined && !isLive(now)) {
-      if (r.ok) await Promise.all(r.dispatched.map((d) => coordinator.callsChanged(d.instanceId, [], [d.call.id])));
-      return;
-    }
-    if (!r.ok && r.error.code === "no_healthy_instance") {
-      // Every server is down for now: the stage waits (the alarm retries) rather than fail, up to the watchdog's bound.
-      this.saveMeta({ ...meta, waiting: r.error.message });
-      await this.alarmAt(Date.now() + REDISPATCH_RETRY_MS);
-      return;
-    }
-    if (!r.ok) {
-      await this.finish(meta, "failed", r.error);
-      return;
-    }
-    delete meta.waiting;
-    meta.state = r.state;
-    meta.status = "running";
-    meta.progressAtMs = Date.now();
-    // The released prompts live in the sends (workflow-failover.ts) until their instances hold them; kept in
-    // the meta, every later read and release would carry them.
-    for (const c of meta.state.spec.stages[meta.state.stageIndex]?.calls ?? []) {
-      delete c.prompt;
-      delete c.messages;
-    }
-    this.saveMeta(meta);
-    for (const d of r.dispatched) {
-      const c = d.call;
-      this.store.saveCall({ id: c.id, stageIndex: c.stageIndex, step: c.step, inputTokens: c.inputTokens, outputTokens: c.outputTokens, instanceId: d.instanceId, estimateS: d.estimateS, budgetS: c.budgetS, deadlineS: c.deadlineS, alphaVersion: r.alphaVersion, releasedAt: c.releasedAt, dispatch: 0, failures: [], evacuations: 0 });
-      this.store.saveRedispatch({ call: c, avoid: [], bound: { instanceId: d.instanceId, estimateS: d.estimateS, queuePolicy: r.queuePolicy } });
-    }
-    this.progress.released(meta.state, r.dispatched);
-    await this.failover.resume();
-  }
-
-  /** A DAG stage's prompts are rendered from what earlier stages wrote, just before it is released. */
-  private renderNextDagStage(meta: WorkflowMeta, request: DagRequest): void {
-    const plan = validateDag(request);
-    const index = meta.state.stageIndex + 1;
-    const stage = meta.state.spec.stages[index];
-    if (!plan.ok || stage === undefined) return;
-    const outputs: Record<string, string[]> = {};
-    for (const c of this.calls()) {
-      const id = plan.value.stages[c.stageIndex]?.id;
-      if (id !== undefined) (outputs[id] ??= []).push(c.output ?? "");
-    }
-    stage.calls = renderDagStage(plan.value, index, outputs);
   }
 
   /** Ends the workflow exactly once; queued calls leave their instances and the pool's load. */
