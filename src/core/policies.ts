@@ -61,7 +61,6 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   // not help. They stay as ablation entries, and "hexflow-all" combines every mechanism.
   hexflow: spec({ name: "hexflow", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "hexflow: WB dispatch with α raised for workflows with little slack + least laxity" }),
   "hexflow-all": spec({ name: "hexflow-all", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, loadView: "ahead", urgency: 1, description: "ablation: every mechanism (load ahead, urgency, least workflow slack)" }),
-  "hexflow-savable": spec({ name: "hexflow-savable", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "ablation: urgency for workflows still able to make their deadline" }),
   "hexgen-parity": spec({ name: "hexgen-parity", dispatch: "wb", queue: "pq", parity: true, tunesAlpha: true, description: "HexGen-Flow with every quirk of the authors' code (DESIGN 2.1)" }),
 });
 

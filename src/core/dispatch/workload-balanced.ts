@@ -41,9 +41,6 @@ export function createWorkloadBalanced(opts: { parity: boolean; urgency?: number
 function urgentAlpha(alpha: number, call: ReleasedCall, fastestS: number, now: number, theta: number): number {
   const ratio = slackRatio(call, fastestS, now);
   if (ratio === undefined) return alpha;
-  // A workflow already late gets the pool's α like slack-rich work: under overload every workflow is late, and
-  // sending them all to the fastest GPUs idled the slow ones (saturation fell by 45% on the h100 pool).
-  if (ratio < 0) return alpha;
   const u = Math.min(1, Math.max(0, 1 - ratio / theta));
   return alpha + (1 - alpha) * u;
 }
