@@ -57,11 +57,11 @@ describe("the tuning decision", () => {
     expect(atBest).toMatchObject({ bestAlpha: first.bestAlpha, gain: 0, install: false });
   });
 
-  it("simulates the pool's own policy: a hexflow pool's α is tuned with hexflow's urgency rule, not hexgen's", () => {
+  it("simulates the pool's own policy: an urgency pool's α is tuned with its urgency rule, not with hexgen's plain WB", () => {
     // A tight SLO, where urgency moves calls (at scale 5 hardly any workflow runs short of slack).
     const tight = window.map((w) => ({ ...w, sloS: 1.5 * scenarioBaseSlo(scenario) }));
     const grid = { ...config, alphaGrid: [0.3, 0.6, 0.9] };
-    const flow = decideAlpha({ window: tight, instances: POOL, policy: "hexflow", alpha: 0.3, config: grid });
+    const flow = decideAlpha({ window: tight, instances: POOL, policy: "hexgen-urgency", alpha: 0.3, config: grid });
     const gen = decideAlpha({ window: tight, instances: POOL, policy: "hexgen", alpha: 0.3, config: grid });
     expect(flow.skipped).toBeUndefined();
     expect(flow.curve.map((p) => p.alpha)).toEqual([0.3, 0.6, 0.9]);

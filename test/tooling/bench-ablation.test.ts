@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { AblationReport } from "../../scripts/lib/ablation-report";
+import { headline, type AblationReport } from "../../scripts/lib/ablation-report";
 
 const run = (...args: string[]) => spawnSync("npx", ["tsx", "scripts/bench-ablation.ts", ...args], { encoding: "utf8", timeout: 120_000 });
 
@@ -46,6 +46,15 @@ describe("bench:ablation", () => {
     expect(md).toMatch(/\| edf \| [\d.]+ \([\d.]+x\) \d+–\d+ \| \d+% \d+%–\d+% \|/);
     expect(r.stdout).toContain("reference/synthetic");
   }, 150_000);
+
+  it("compares the best entry that is not a baseline with the best of edf, least-loaded and hexgen", () => {
+    const policy = (name: string, capacity: number) => ({ policy: name, loads: [], capacity: [{ scale: 2, alpha: null, capacity, ofSaturation: capacity }] });
+    const limits = { floorP50S: 1, floorP95S: 2, saturation: 1, byPolicy: {}, overloadRate: 2 };
+    const s = { pool: "p", source: "s", limits, policies: [policy("rr-fcfs", 0.9), policy("edf", 0.4), policy("hexgen", 0.5), policy("hexgen-lst", 0.45), policy("hexflow-all", 0.55)] };
+    // rr-fcfs is a baseline but not a strong one: it is neither the bar nor the challenger.
+    expect(headline(s, 2)).toEqual({ best: "hexgen", challenger: "hexflow-all", ratio: 0.55 / 0.5 });
+    expect(headline({ ...s, policies: s.policies.slice(0, 3) }, 2)).toEqual({ best: "hexgen", challenger: "", ratio: undefined });
+  });
 
   it("refuses an unknown pool, source or policy with one line and exit 2", () => {
     for (const args of [["--pools", "mars"], ["--sources", "trace9"], ["--policies", "nope"]]) {
