@@ -30,6 +30,7 @@ const HELP = `usage: npm run bench:ablation -- [options]
   --loads LIST      load points as fractions of saturation (default 0.5,0.8)
   --workflows N     workflows per load-point run (default 300)
   --jobs N          child processes (default 2)
+  --oracle          clairvoyant releases (true output lengths and remaining work; src/sim/oracle.ts): measurement, not a policy
   --admission       also capacity with workflow admission on: refused counted as misses, and accepted only
   --quick           reference pool, chess-trace1 and synthetic, 3 seeds, scale 2 only: a smoke run
   --out DIR         default bench/results`;
@@ -59,7 +60,7 @@ function scenarioOf(pool: string, source: string): Scenario {
 function worker(): void {
   process.on("message", (raw: unknown) => {
     const job = JobSchema.parse(raw);
-    const s = scenarioOf(job.pool, job.source);
+    const s = { ...scenarioOf(job.pool, job.source), ...(job.opts.oracle ? { oracle: true } : {}) };
     const result = job.kind === "limits" ? measureLimits(s, job.policies.map(policyOf), job.opts.seeds, 0.5 * (s.instances.length / 4), 300) : ablatePolicy(s, policyOf(job.policy), job.limits, job.opts);
     process.send?.({ ok: true, result });
   });
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       pools: { type: "string" }, sources: { type: "string" }, policies: { type: "string" }, seeds: { type: "string" }, scales: { type: "string" },
-      loads: { type: "string" }, workflows: { type: "string" }, jobs: { type: "string" }, quick: { type: "boolean", default: false }, admission: { type: "boolean", default: false }, out: { type: "string", default: "bench/results" },
+      loads: { type: "string" }, workflows: { type: "string" }, jobs: { type: "string" }, quick: { type: "boolean", default: false }, admission: { type: "boolean", default: false }, oracle: { type: "boolean", default: false }, out: { type: "string", default: "bench/results" },
       help: { type: "boolean", default: false }, worker: { type: "boolean", default: false },
     },
     strict: true,
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
     capacityHorizonSlos: 8,
     alphaStep: 0.1,
     admission: values.admission,
+    oracle: values.oracle,
   };
   const jobsN = numberArg("jobs", values.jobs, 2, (n) => Number.isInteger(n) && n >= 1 && n <= 16);
   const started = Date.now();

@@ -40,6 +40,8 @@ export const AblationOptionsSchema = z.object({
    * refused counted as misses and, apart, with only the accepted counted: shedding must not buy the figure.
    */
   admission: z.boolean().default(false),
+  /** Every run with clairvoyant releases (sim/oracle.ts): what better prediction could buy. */
+  oracle: z.boolean().default(false),
 });
 export type AblationOptions = z.infer<typeof AblationOptionsSchema>;
 

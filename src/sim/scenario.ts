@@ -18,6 +18,8 @@ export interface Scenario {
   sloMix?: readonly SloClass[];
   /** Workflow admission at arrival; absent, every workflow runs. */
   admission?: SimAdmissionOptions;
+  /** Measurement only: clairvoyant releases (sim/oracle.ts). */
+  oracle?: boolean;
 }
 
 export interface ScenarioRun {
@@ -37,6 +39,6 @@ export function runScenario(s: Scenario, policy: Readonly<PolicySpec>, alpha: nu
   const sloS = s.sloScale * baseSloS;
   const built = buildWorkload(s.source, s.workflows, s.rate, seed);
   const workload = s.sloMix === undefined ? built : withSloMix(built, s.sloMix, baseSloS, seed);
-  const output = runSimulation({ policy, alpha, instances: s.instances, engine: s.engine, workload, sloS, seed, ...(s.admission === undefined ? {} : { admission: s.admission }) });
+  const output = runSimulation({ policy, alpha, instances: s.instances, engine: s.engine, workload, sloS, seed, ...(s.admission === undefined ? {} : { admission: s.admission }), ...(s.oracle === true ? { oracle: true } : {}) });
   return { output, metrics: runMetrics(output.workflows, sloS), baseSloS, sloS };
 }

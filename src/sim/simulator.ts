@@ -10,6 +10,7 @@ import { createEngine, type EngineKind } from "./engine/create";
 import type { AdmissionSource, Engine } from "./engine/types";
 import type { WorkloadItem } from "./workload";
 import { callCount } from "../core/workflow";
+import { clairvoyant } from "./oracle";
 import { SimAdmission, type RejectedWorkflow, type SimAdmissionOptions } from "./sim-admission";
 
 export type { EngineKind };
@@ -25,6 +26,8 @@ export interface SimConfig {
   seed: number;
   /** Workflow admission at each arrival (core/workflow-admission); absent, every workflow runs. */
   admission?: SimAdmissionOptions;
+  /** Measurement only: calls are released with what no scheduler knows (sim/oracle.ts). */
+  oracle?: boolean;
 }
 
 export interface WorkflowResult {
@@ -164,6 +167,11 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     for (const node of touched) startStep(node, now);
   };
 
+  const release = (w: WorkflowState, now: number): ReleasedCall[] => {
+    const calls = releaseNextStage(w, ctx, now);
+    return cfg.oracle === true ? clairvoyant(calls, w, dispatcher.estimator, now) : calls;
+  };
+
   const arrivals = [...cfg.workload].sort((a, b) => a.arrivalS - b.arrivalS);
   let nextArrival = 0;
   let now = 0;
@@ -181,7 +189,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       const w = startWorkflow(item.id, item.spec, item.arrivalS, verdict.scheduleSloS);
       workflows.set(w.id, w);
       callsOf.set(w.id, callCount(item.spec));
-      dispatch(releaseNextStage(w, ctx, now), now);
+      dispatch(release(w, now), now);
       continue;
     }
     const e = stepEnds.pop();
@@ -202,7 +210,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       ownerOf.delete(callId);
       if (w === undefined) continue;
       const outcome = completeCall(w, callId, now);
-      if (outcome === "stage-done") dispatch(releaseNextStage(w, ctx, now), now);
+      if (outcome === "stage-done") dispatch(release(w, now), now);
       else if (outcome === "workflow-done") {
         results.push({ id: w.id, arrivalS: w.arrivalS, finishS: now, latencyS: now - w.arrivalS, calls: callsOf.get(w.id) ?? 0, ...sloOf.get(w.id) });
         workflows.delete(w.id);
