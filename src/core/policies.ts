@@ -58,7 +58,7 @@ export const POLICIES: Readonly<Record<string, Readonly<PolicySpec>>> = Object.f
   "edf-ahead": spec({ name: "edf-ahead", dispatch: "least-loaded", queue: "edf", parity: false, tunesAlpha: false, loadView: "ahead", description: "ablation: least work ahead in the queue + EDF" }),
   "hexgen-urgency": spec({ name: "hexgen-urgency", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, urgency: 1, description: "ablation: WB dispatch with α raised for workflows with little slack + least laxity" }),
   // Issue 11 (docs/benchmarks.md, "Against the physical limits"): no mechanism measured beside HexGen-Flow's two
-  // earned its place (each ablation entry here, and five more tried and dropped), so hexflow is WB + least laxity
+  // earned its place (each ablation entry here, and six more tried and dropped), so hexflow is WB + least laxity
   // with α tuned, until one does. It is its own entry so that pools select "hexflow" and follow what it becomes.
   hexflow: spec({ name: "hexflow", dispatch: "wb", queue: "pq", parity: false, tunesAlpha: true, description: "hexflow: the best configuration measured (WB dispatch + least laxity, α tuned); see docs/benchmarks.md" }),
   "hexflow-all": spec({ name: "hexflow-all", dispatch: "wb", queue: "lst", parity: false, tunesAlpha: true, loadView: "ahead", urgency: 1, description: "ablation: every mechanism (load ahead, urgency, least workflow slack)" }),

@@ -25,6 +25,7 @@ export async function releaseStage(host: ReleaseHost, meta: WorkflowMeta): Promi
   if (meta.dag !== undefined) renderNextDagStage(meta, meta.dag, host.store.calls());
   const coordinator = host.env.COORDINATOR.getByName(meta.pool);
   const r = await coordinator.releaseStage(meta.state);
+  // A cancel may have landed while the coordinator answered: then the stage goes nowhere.
   const now = host.meta();
   if (now !== undefined && !isLive(now)) {
     if (r.ok) await Promise.all(r.dispatched.map((d) => coordinator.callsChanged(d.instanceId, [], [d.call.id])));

@@ -8,7 +8,7 @@
  * production tuner tunes it on recent traffic. Capacity is bisected with the α tuned for attainment at 80% load,
  * then α is tuned again at the capacity found and the bisection repeated; the better of the two counts. The
  * tuner sees the load the pool runs at, and under tight SLOs capacity lies far below 80% load, where a larger
- * α (the fast GPUs first) wins: keeping the 80% α cost hexgen 40% of its capacity on chess-trace3. Re-tuning
+ * α (the fast GPUs first) wins: keeping the 80% α cost hexgen 47% of its capacity on chess-trace3. Re-tuning
  * at every probe, as `npm run bench` does, costs ten times more.
  */
 import { z } from "zod";
