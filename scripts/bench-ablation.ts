@@ -61,7 +61,7 @@ function worker(): void {
   process.on("message", (raw: unknown) => {
     const job = JobSchema.parse(raw);
     const s = { ...scenarioOf(job.pool, job.source), ...(job.opts.oracle ? { oracle: true } : {}) };
-    const result = job.kind === "limits" ? measureLimits(s, job.policies.map(policyOf), job.opts.seeds, 0.5 * (s.instances.length / 4), 300) : ablatePolicy(s, policyOf(job.policy), job.limits, job.opts);
+    const result = job.kind === "limits" ? measureLimits(s, job.policies.map(policyOf), job.opts.seeds, 0.5 * (s.instances.length / 4), 300, job.opts.scales) : ablatePolicy(s, policyOf(job.policy), job.limits, job.opts);
     process.send?.({ ok: true, result });
   });
 }

@@ -70,7 +70,12 @@ export function ablationMarkdown(r: AblationReport): string {
   ];
   for (const s of r.scenarios) {
     const by = Object.entries(s.limits.byPolicy).map(([p, v]) => `${p} ${v.toFixed(3)}`).join(", ");
-    parts.push(`## ${s.pool} (${r.pools[s.pool] ?? s.pool}), ${s.source}\n`, `P95 floor **${s.limits.floorP95S.toFixed(1)} s** (P50 ${s.limits.floorP50S.toFixed(1)} s); saturation **${s.limits.saturation.toFixed(3)} wf/s** (at ${s.limits.overloadRate.toFixed(2)} wf/s offered: ${by}).\n`, scenarioTable(s, o));
+    const within = Object.entries(s.limits.withinSloAtFloor ?? {}).map(([k, v]) => `${k}x ${fmt.percent(v)}`).join(", ");
+    parts.push(
+      `## ${s.pool} (${r.pools[s.pool] ?? s.pool}), ${s.source}\n`,
+      `P95 floor **${s.limits.floorP95S.toFixed(1)} s** (P50 ${s.limits.floorP50S.toFixed(1)} s); saturation **${s.limits.saturation.toFixed(3)} wf/s** (at ${s.limits.overloadRate.toFixed(2)} wf/s offered: ${by}).${within === "" ? "" : ` Workflows whose critical path fits the SLO: ${within}.`}\n`,
+      scenarioTable(s, o),
+    );
   }
   return parts.join("\n");
 }

@@ -16,7 +16,7 @@ import type { PolicySpec } from "../core/policies";
 import { measureCapacity } from "./capacity";
 import { latencyFloor, saturatedCompletionRate } from "./limits";
 import { attainment, latencySummary, steadyState } from "./metrics";
-import { runScenario, type Scenario } from "./scenario";
+import { runScenario, scenarioBaseSlo, type Scenario } from "./scenario";
 import type { WorkflowResult } from "./simulator";
 import { tuneAlpha } from "./tuner";
 import { buildWorkload } from "./workload";
@@ -52,6 +52,11 @@ export const LimitsSchema = z.object({
   saturation: z.number(),
   byPolicy: z.record(z.string(), z.number()),
   overloadRate: z.number(),
+  /**
+   * Per SLO scale: the share of the floor's workflows whose critical path fits the SLO. Above it no scheduler
+   * can push attainment, so where it is under 95% capacity at that scale is 0 for every policy.
+   */
+  withinSloAtFloor: z.record(z.string(), z.number()).optional(),
 });
 export type Limits = z.infer<typeof LimitsSchema>;
 
@@ -111,16 +116,19 @@ function saturatedRate(s: Scenario, policy: Readonly<PolicySpec>, seeds: readonl
  * The limits of one scenario. Overload: arrivals at `startRate`, doubled until no policy completes more than
  * 60% of them, so every policy is measured with a backlog that never empties.
  */
-export function measureLimits(base: Scenario, policies: readonly Readonly<PolicySpec>[], seeds: readonly number[], startRate: number, floorWorkflows: number): Limits {
+export function measureLimits(base: Scenario, policies: readonly Readonly<PolicySpec>[], seeds: readonly number[], startRate: number, floorWorkflows: number, scales: readonly number[] = []): Limits {
   const floorLoad = buildWorkload(base.source, floorWorkflows, 1, seeds[0] ?? 1);
   const floor = latencyFloor(base.engine, base.instances, floorLoad);
+  const paths = [...floor.perWorkflow.values()];
+  const baseSloS = scenarioBaseSlo(base);
+  const withinSloAtFloor = Object.fromEntries(scales.map((k) => [String(k), paths.filter((t) => t <= k * baseSloS + 1e-9).length / paths.length]));
   let rate = startRate;
   for (let round = 0; ; round++) {
     const s: Scenario = { ...base, rate, workflows: Math.max(400, Math.ceil(rate * 600)) };
     const byPolicy: Record<string, number> = {};
     for (const p of policies) byPolicy[p.name] = saturatedRate(s, p, seeds);
     const saturation = Math.max(...Object.values(byPolicy));
-    if (saturation <= 0.6 * rate || round >= 4) return { floorP50S: floor.p50S, floorP95S: floor.p95S, saturation, byPolicy, overloadRate: rate };
+    if (saturation <= 0.6 * rate || round >= 4) return { floorP50S: floor.p50S, floorP95S: floor.p95S, saturation, byPolicy, overloadRate: rate, withinSloAtFloor };
     rate *= 2;
   }
 }

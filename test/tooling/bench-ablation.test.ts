@@ -8,6 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { headline, type AblationReport } from "../../scripts/lib/ablation-report";
+import { baseSloSeconds } from "../../src/core/slo";
+import { buildInstances, REFERENCE_POOL } from "../../src/sim/cluster";
+import { latencyFloor } from "../../src/sim/limits";
+import { buildWorkload } from "../../src/sim/workload";
 
 const run = (...args: string[]) => spawnSync("npx", ["tsx", "scripts/bench-ablation.ts", ...args], { encoding: "utf8", timeout: 120_000 });
 
@@ -23,6 +27,11 @@ describe("bench:ablation", () => {
     expect(limits.saturation).toBe(Math.max(...Object.values(limits.byPolicy)));
     // Overload really overloads: no policy completes more than 60% of what arrives.
     expect(limits.saturation).toBeLessThanOrEqual(0.6 * limits.overloadRate);
+    // The share of workflows that could meet the SLO at all: the floor's own critical paths against 2x the base SLO.
+    const instances = buildInstances(REFERENCE_POOL);
+    const paths = [...latencyFloor("vllm", instances, buildWorkload({ kind: "synthetic" }, 300, 1, 1)).perWorkflow.values()];
+    const fits = paths.filter((t) => t <= 2 * baseSloSeconds(instances) + 1e-9).length / paths.length;
+    expect(limits.withinSloAtFloor).toEqual({ "2": fits });
     // Round-robin ignores GPU speed and load: it saturates well below a load-aware deadline order.
     expect(limits.byPolicy["rr-fcfs"] ?? Infinity).toBeLessThan(limits.byPolicy["edf"] ?? 0);
     expect(s.policies.map((p) => p.policy)).toEqual(["rr-fcfs", "edf"]);
@@ -42,6 +51,7 @@ describe("bench:ablation", () => {
     }
     const md = readFileSync(join(out, "ablation-latest.md"), "utf8");
     expect(md).toContain("## reference (A100,A100,A6000,L40S), synthetic");
+    expect(md).toContain(`Workflows whose critical path fits the SLO: 2x ${Math.round(fits * 100)}%`);
     // Each load-point figure carries its per-seed range.
     expect(md).toMatch(/\| edf \| [\d.]+ \([\d.]+x\) \d+–\d+ \| \d+% \d+%–\d+% \|/);
     expect(r.stdout).toContain("reference/synthetic");
