@@ -13,9 +13,9 @@
  */
 import { z } from "zod";
 import type { PolicySpec } from "../core/policies";
-import { measureCapacity } from "./capacity";
+import { measureCapacity, steadyRuns } from "./capacity";
 import { latencyFloor, saturatedCompletionRate } from "./limits";
-import { attainment, latencySummary, steadyState } from "./metrics";
+import { attainment, latencySummary } from "./metrics";
 import { runScenario, scenarioBaseSlo, type Scenario } from "./scenario";
 import type { WorkflowResult } from "./simulator";
 import { tuneAlpha } from "./tuner";
@@ -83,19 +83,10 @@ export interface PolicyAblation {
 
 const tunes = (p: Readonly<PolicySpec>): boolean => p.tunesAlpha;
 
-/** Each seed's steady state (as capacity pools them), with per-seed P95 and attainment. */
+/** Each seed's steady state, pooled (as capacity pools them), with per-seed P95 and attainment. */
 function pooled(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds: readonly number[]): { results: WorkflowResult[]; sloS: number; perSeed: { p95S: number; attainment: number }[] } {
-  const results: WorkflowResult[] = [];
-  const perSeed: { p95S: number; attainment: number }[] = [];
-  let sloS = 0;
-  for (const seed of seeds) {
-    const run = runScenario(s, policy, alpha, seed);
-    sloS = run.sloS;
-    const steady = steadyState(run.output.workflows);
-    perSeed.push({ p95S: latencySummary(steady.map((r) => r.latencyS)).p95, attainment: attainment(steady, sloS) });
-    results.push(...steady);
-  }
-  return { results, sloS, perSeed };
+  const { perSeed, sloS } = steadyRuns(s, policy, alpha, seeds, "miss");
+  return { results: perSeed.flat(), sloS, perSeed: perSeed.map((steady) => ({ p95S: latencySummary(steady.map((r) => r.latencyS)).p95, attainment: attainment(steady, sloS) })) };
 }
 
 const range = (xs: readonly number[]): [number, number] => [Math.min(...xs), Math.max(...xs)];
@@ -153,9 +144,10 @@ export function ablatePolicy(base: Scenario, policy: Readonly<PolicySpec>, limit
   });
   const capacity = o.scales.map((scale) => {
     const at = (rate: number): Scenario => ({ ...base, sloScale: scale, rate, workflows: o.workflows });
+    // With admission, its queue order follows the policy's queue (core/pool-admission).
     const bisect = (alpha: number | null, admission?: "miss" | "excluded"): number =>
       measureCapacity(
-        admission === undefined ? at(0.8 * limits.saturation) : { ...at(0.8 * limits.saturation), admission: { config: { queueOrder: policy.queue === "fcfs" ? "arrival" : "deadline" }, bestEffort: false } },
+        { ...at(0.8 * limits.saturation), ...(admission === undefined ? {} : { admission: { config: {}, bestEffort: false } }) },
         policy,
         { seeds: o.seeds, alpha: alpha ?? 0, horizonSlos: o.capacityHorizonSlos, maxRate: 4 * limits.saturation, tolerance: 0.03, ...(admission === undefined ? {} : { rejected: admission }) },
       ).capacity;

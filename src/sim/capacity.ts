@@ -34,11 +34,11 @@ export interface CapacityResult {
 }
 
 /**
- * Attainment in steady state, pooled over seeds. Workflows refused at arrival (admission) enter the steady window
- * by their arrival like the rest, then count as misses or leave the count.
+ * Each seed's steady state. Workflows refused at arrival (admission) enter the steady window by their arrival like
+ * the rest, then count as misses (latency ∞) or leave the count.
  */
-export function steadyAttainment(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds: readonly number[], rejected: "miss" | "excluded"): number {
-  const pooled: WorkflowResult[] = [];
+export function steadyRuns(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds: readonly number[], rejected: "miss" | "excluded"): { perSeed: WorkflowResult[][]; sloS: number } {
+  const perSeed: WorkflowResult[][] = [];
   let sloS = 0;
   for (const seed of seeds) {
     const run = runScenario(s, policy, alpha, seed);
@@ -46,9 +46,15 @@ export function steadyAttainment(s: Scenario, policy: Readonly<PolicySpec>, alph
     const refused = (run.output.rejected ?? []).map((r): WorkflowResult => ({ id: r.id, arrivalS: r.arrivalS, finishS: r.arrivalS, latencyS: Infinity, calls: 0 }));
     const ids = new Set(refused.map((r) => r.id));
     const steady = steadyState([...run.output.workflows, ...refused]);
-    pooled.push(...(rejected === "excluded" ? steady.filter((r) => !ids.has(r.id)) : steady));
+    perSeed.push(rejected === "excluded" ? steady.filter((r) => !ids.has(r.id)) : steady);
   }
-  return attainment(pooled, sloS);
+  return { perSeed, sloS };
+}
+
+/** Attainment in steady state, pooled over seeds (steadyRuns). */
+export function steadyAttainment(s: Scenario, policy: Readonly<PolicySpec>, alpha: number, seeds: readonly number[], rejected: "miss" | "excluded"): number {
+  const { perSeed, sloS } = steadyRuns(s, policy, alpha, seeds, rejected);
+  return attainment(perSeed.flat(), sloS);
 }
 
 /**
