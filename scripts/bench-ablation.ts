@@ -11,14 +11,11 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { getPolicy, POLICY_NAMES, type PolicySpec } from "../src/core/policies";
 import { AblationOptionsSchema, LimitsSchema, ablatePolicy, measureLimits, type AblationOptions, type Limits, type PolicyAblation } from "../src/sim/ablation";
-import { buildInstances, parseCluster } from "../src/sim/cluster";
-import type { Scenario } from "../src/sim/scenario";
 import { ablationMarkdown, ablationSummary, type AblationReport } from "./lib/ablation-report";
-import { UsageError, listArg, loadTraceSource, numberArg, runCli, sharedDataDir } from "./lib/cli";
+import { POOLS, SOURCES, checkPool, checkSource, scenarioOf } from "./lib/ablation-scenarios";
+import { UsageError, listArg, numberArg, runCli } from "./lib/cli";
 import { progressBars } from "./lib/progress";
 
-const POOLS: Readonly<Record<string, string>> = { reference: "A100,A100,A6000,L40S", large: "A100x4,A6000x2,L40Sx2", h100: "H100,A100,L40Sx2" };
-const SOURCES = ["chess-trace1", "chess-trace2", "chess-trace3", "synthetic"] as const;
 const BASELINES = ["rr-fcfs", "least-loaded", "edf", "hexgen"];
 
 const HELP = `usage: npm run bench:ablation -- [options]
@@ -45,15 +42,6 @@ function policyOf(name: string): Readonly<PolicySpec> {
   const p = getPolicy(name);
   if (p === undefined) throw new UsageError(`unknown policy "${name}" (known: ${POLICY_NAMES.join(", ")})`);
   return p;
-}
-
-function scenarioOf(pool: string, source: string): Scenario {
-  const gpus = parseCluster(POOLS[pool] ?? pool);
-  if (!gpus.ok) throw new UsageError(gpus.error);
-  const data = sharedDataDir();
-  if (source !== "synthetic" && data === undefined) throw new UsageError(`${source} needs ../shared/data (or HEXFLOW_SHARED_DATA)`);
-  const loaded = loadTraceSource(source === "synthetic" ? "synthetic" : join(data ?? "", "traces", `${source}.json`));
-  return { instances: buildInstances(gpus.value), engine: "vllm", source: loaded, workflows: 300, rate: 0.5, sloScale: 2 };
 }
 
 /** A child: runs the jobs its parent sends, one at a time, and answers each with its result. */
@@ -103,9 +91,9 @@ async function main(): Promise<void> {
   if (values.help) return void process.stdout.write(`${HELP}\n`);
   const quick = values.quick;
   const pools = values.pools === undefined ? (quick ? ["reference"] : Object.keys(POOLS)) : listArg("pools", values.pools);
-  for (const p of pools) if (!(p in POOLS) && !parseCluster(p).ok) throw new UsageError(`unknown pool "${p}" (known: ${Object.keys(POOLS).join(", ")}, or a GPU list)`);
+  pools.forEach(checkPool);
   const sources = values.sources === undefined ? (quick ? ["chess-trace1", "synthetic"] : [...SOURCES]) : listArg("sources", values.sources);
-  for (const s of sources) if (!(SOURCES as readonly string[]).includes(s)) throw new UsageError(`unknown source "${s}" (known: ${SOURCES.join(", ")})`);
+  sources.forEach(checkSource);
   // hexflow is left out by default: today it is hexgen's configuration (src/core/policies.ts).
   const defaultPolicies = [...BASELINES, ...POLICY_NAMES.filter((n) => getPolicy(n)?.description.startsWith("ablation:") === true)];
   const policies = values.policies === undefined ? defaultPolicies : listArg("policies", values.policies);

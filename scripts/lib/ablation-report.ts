@@ -3,7 +3,7 @@
  * acceptance comparison of issue 11 (hexflow against the best of edf, least-loaded and hexgen at SLO scale 2).
  */
 import type { AblationOptions, Limits, PolicyAblation } from "../../src/sim/ablation";
-import { fmt, renderTable } from "./summary-table";
+import { fmt, markdownTable, renderTable } from "./summary-table";
 
 export interface AblationReport {
   generatedAt: string;
@@ -57,7 +57,7 @@ function scenarioTable(s: AblationReport["scenarios"][number], o: AblationOption
         })
       : []),
   ]);
-  return `| ${head.join(" | ")} |\n|${head.map(() => "---").join("|")}|\n${rows.map((r) => `| ${r.join(" | ")} |`).join("\n")}\n`;
+  return markdownTable(head, rows);
 }
 
 export function ablationMarkdown(r: AblationReport): string {

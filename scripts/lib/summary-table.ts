@@ -30,3 +30,8 @@ export const fmt = {
   percent: (n: number | undefined): string => (n !== undefined && Number.isFinite(n) ? `${(100 * n).toFixed(0)}%` : "–"),
   times: (n: number | undefined): string => (n !== undefined && Number.isFinite(n) ? `${n.toFixed(2)}x` : "–"),
 };
+
+/** A GitHub-flavoured Markdown table (the reports under bench/results). */
+export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  return `| ${head.join(" | ")} |\n|${head.map(() => "---").join("|")}|\n${rows.map((r) => `| ${r.join(" | ")} |`).join("\n")}\n`;
+}

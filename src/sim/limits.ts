@@ -53,15 +53,20 @@ export class FloorModel {
     let best = Infinity;
     for (const inst of this.byGpu) {
       if (inst.maxTokens !== undefined && call.inputTokens + call.outputTokens > inst.maxTokens) continue;
-      const key = `${inst.gpu}:${call.inputTokens}:${call.outputTokens}`;
-      let s = this.memo.get(key);
-      if (s === undefined) {
-        s = loneCallSeconds(this.kind, inst, call);
-        this.memo.set(key, s);
-      }
-      best = Math.min(best, s);
+      best = Math.min(best, this.loneSeconds(inst, call));
     }
     return best;
+  }
+
+  /** The call alone on this instance's GPU type. */
+  loneSeconds(inst: SimInstance, call: Pick<CallSpec, "inputTokens" | "outputTokens">): number {
+    const key = `${inst.gpu}:${call.inputTokens}:${call.outputTokens}`;
+    let s = this.memo.get(key);
+    if (s === undefined) {
+      s = loneCallSeconds(this.kind, inst, call);
+      this.memo.set(key, s);
+    }
+    return s;
   }
 
   criticalPathSeconds(spec: WorkflowSpec): number {

@@ -20,6 +20,8 @@ export interface Scenario {
   admission?: SimAdmissionOptions;
   /** Measurement only: clairvoyant releases (sim/oracle.ts). */
   oracle?: boolean;
+  /** Measurement only: where each workflow's time went (sim/breakdown.ts). */
+  breakdown?: boolean;
 }
 
 export interface ScenarioRun {
@@ -39,6 +41,6 @@ export function runScenario(s: Scenario, policy: Readonly<PolicySpec>, alpha: nu
   const sloS = s.sloScale * baseSloS;
   const built = buildWorkload(s.source, s.workflows, s.rate, seed);
   const workload = s.sloMix === undefined ? built : withSloMix(built, s.sloMix, baseSloS, seed);
-  const output = runSimulation({ policy, alpha, instances: s.instances, engine: s.engine, workload, sloS, seed, ...(s.admission === undefined ? {} : { admission: s.admission }), ...(s.oracle === true ? { oracle: true } : {}) });
+  const output = runSimulation({ policy, alpha, instances: s.instances, engine: s.engine, workload, sloS, seed, ...(s.admission === undefined ? {} : { admission: s.admission }), ...(s.oracle === true ? { oracle: true } : {}), ...(s.breakdown === true ? { breakdown: true } : {}) });
   return { output, metrics: runMetrics(output.workflows, sloS), baseSloS, sloS };
 }

@@ -10,6 +10,7 @@ import { createEngine, type EngineKind } from "./engine/create";
 import type { AdmissionSource, Engine } from "./engine/types";
 import type { WorkloadItem } from "./workload";
 import { callCount } from "../core/workflow";
+import { BreakdownRecorder, type Breakdown } from "./breakdown";
 import { clairvoyant } from "./oracle";
 import { SimAdmission, type RejectedWorkflow, type SimAdmissionOptions } from "./sim-admission";
 
@@ -28,6 +29,8 @@ export interface SimConfig {
   admission?: SimAdmissionOptions;
   /** Measurement only: calls are released with what no scheduler knows (sim/oracle.ts). */
   oracle?: boolean;
+  /** Measurement only: each result carries where its time went (sim/breakdown.ts). */
+  breakdown?: boolean;
 }
 
 export interface WorkflowResult {
@@ -40,6 +43,7 @@ export interface WorkflowResult {
   sloS?: number;
   /** Admitted as best-effort (admission runs only). */
   bestEffort?: boolean;
+  breakdown?: Breakdown;
 }
 
 export interface InstanceUsage {
@@ -117,6 +121,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
   const admission = cfg.admission === undefined ? undefined : new SimAdmission(cfg.admission, dispatcher, cfg.policy.queue);
   /** Per admitted workflow (admission or per-workflow SLOs only): its own SLO and class for the results. */
   const sloOf = new Map<string, { sloS: number; bestEffort?: boolean }>();
+  const breakdown = cfg.breakdown === true ? new BreakdownRecorder(cfg.engine, cfg.instances) : undefined;
 
   /** The instance object's admission (core/admission), as the serving system runs it. */
   const admit = (node: Node, now: number): void => {
@@ -139,6 +144,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
     const plan = node.engine.planStep(node.source);
     if (plan === null) return;
     if (node.inst.admission === undefined) for (const id of plan.admitted) dispatcher.started(node.inst.id, id, now);
+    if (breakdown !== undefined) for (const id of plan.admitted) breakdown.started(id, node.inst, now);
     node.busy = true;
     node.busyS += plan.durationS;
     stepEnds.push({ t: now + plan.durationS, seq: seq++, node });
@@ -156,6 +162,7 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       const owner = workflows.get(call.workflowId);
       if (owner !== undefined) ownerOf.set(call.id, owner);
       node.queue.push(call, a.estimateS, now);
+      breakdown?.released(call.id, call, now);
       bound.push({ callId: call.id, instanceId: a.instanceId, estimateS: a.estimateS });
       node.calls += 1;
       calls += 1;
@@ -210,9 +217,11 @@ export function runSimulation(cfg: SimConfig): SimOutput {
       ownerOf.delete(callId);
       if (w === undefined) continue;
       const outcome = completeCall(w, callId, now);
+      breakdown?.finished(callId, w.id, outcome === "stage-done" || outcome === "workflow-done", now);
       if (outcome === "stage-done") dispatch(release(w, now), now);
       else if (outcome === "workflow-done") {
-        results.push({ id: w.id, arrivalS: w.arrivalS, finishS: now, latencyS: now - w.arrivalS, calls: callsOf.get(w.id) ?? 0, ...sloOf.get(w.id) });
+        const parts = breakdown?.take(w.id);
+        results.push({ id: w.id, arrivalS: w.arrivalS, finishS: now, latencyS: now - w.arrivalS, calls: callsOf.get(w.id) ?? 0, ...sloOf.get(w.id), ...(parts === undefined ? {} : { breakdown: parts }) });
         workflows.delete(w.id);
         admission?.ended(w.id);
       }
