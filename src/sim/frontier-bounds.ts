@@ -1,105 +1,158 @@
 /**
- * What the service frontier (frontier.ts) allows a scheduler at best: a P95 at a given load and a capacity at a
- * given SLO. A model estimate, not a theorem. It keeps the cost of batching and drops queueing and the wait for a
- * stage's dependencies, which only add latency. Its assumptions, stated beside every figure:
+ * The service frontier: what a pool's engines allow any scheduler, from the operating curves of frontier.ts, as a
+ * least mean stretch and a least P95 at a given rate and a highest capacity at a given SLO. A model estimate, not a
+ * theorem. It keeps the cost of batching and drops queueing, bursts of arrivals and the wait for a stage's
+ * dependencies, which only add latency, and it knows every workflow's critical path in advance. Its other
+ * assumptions, stated beside every figure:
  *
- * - a call served at an operating point takes that point's mean stretch (its time in the engine over its floor);
+ * - a call served at an operating point takes that point's stretch for its class (its time in the engine over its
+ *   floor, averaged over the class);
  * - a workflow that meets its deadline has every stage stretched alike, so a call may take the workflow's stretch
  *   times its stage's slowest call over itself (a short call beside a long one has room);
  * - the 5% of workflows given up are those with the longest critical paths, and they may go anywhere.
  *
- * The question is then a linear programme: the GPUs of each type share their time among their operating points,
- * each point serves work whose calls may take its stretch, and every class of calls must be served at the
- * workload's rate. Its optimum, the largest multiple of the demand that can be served, is the capacity.
+ * The question is then a linear programme (yalps): each GPU type shares its instances' time among its operating
+ * points; a point serves each call class up to its share of the point's work rate; work whose calls may take
+ * stretch s only goes to points where its class's stretch is at most s.
  */
 import { solve, type Coefficients } from "yalps";
 import type { OperatingPoint } from "./frontier";
 
-/** A workflow as the bound sees it: each stage's calls, in floor seconds (limits.ts). */
+/** A workflow as the bound sees it: each stage's calls, with their floor seconds (limits.ts) and class. */
 export interface WorkflowWork {
-  stages: readonly (readonly number[])[];
+  stages: readonly (readonly { floorS: number; cls: number }[])[];
 }
 
-/** The instances of one GPU type and that type's operating points. */
+/** The instances of one GPU type and every operating point measured on it (whole mix and single classes alike). */
 export interface Supply {
   count: number;
   points: readonly OperatingPoint[];
 }
 
+/** Floor seconds per workflow of one call class that may take at most `limit` stretch. */
+export interface Demand {
+  cls: number;
+  limit: number;
+  work: number;
+}
+
 export function criticalSeconds(w: WorkflowWork): number {
-  return w.stages.reduce((s, st) => s + Math.max(0, ...st), 0);
+  return w.stages.reduce((s, st) => s + Math.max(0, ...st.map((c) => c.floorS)), 0);
+}
+
+export function workSeconds(w: WorkflowWork): number {
+  return w.stages.reduce((s, st) => s + st.reduce((a, c) => a + c.floorS, 0), 0);
 }
 
 /**
- * Floor seconds per workflow that must be served at each stretch level or better, when the workflows kept meet
- * `deadlineS`: key = the largest stretch the work may take (Infinity for the workflows given up). Null when more
- * than `1 - quantile` of them cannot meet it even at their floor.
+ * The work per workflow, by class and the stretch it may take, when all but `1 - quantile` of the workflows meet
+ * `deadlineS` (Infinity: no deadline). Null when more than that share cannot meet it even at their floor.
  */
-export function stretchDemand(ws: readonly WorkflowWork[], deadlineS: number, quantile: number): Map<number, number> | null {
+export function stretchDemand(ws: readonly WorkflowWork[], deadlineS: number, quantile: number): Demand[] | null {
   const byPath = [...ws].sort((a, b) => criticalSeconds(a) - criticalSeconds(b));
   const kept = Math.ceil(quantile * ws.length);
-  const demand = new Map<number, number>();
-  const add = (stretch: number, f: number): void => {
-    demand.set(stretch, (demand.get(stretch) ?? 0) + f / ws.length);
-  };
+  const demand: Demand[] = [];
   for (const [i, w] of byPath.entries()) {
     const path = criticalSeconds(w);
     if (i < kept && path > deadlineS) return null;
     const stretch = i < kept ? deadlineS / path : Infinity;
     for (const stage of w.stages) {
-      const longest = Math.max(0, ...stage);
-      for (const f of stage) add(stretch === Infinity ? Infinity : (stretch * longest) / f, f);
+      const longest = Math.max(0, ...stage.map((c) => c.floorS));
+      for (const c of stage) demand.push({ cls: c.cls, limit: stretch === Infinity ? Infinity : (stretch * longest) / c.floorS, work: c.floorS / ws.length });
     }
   }
   return demand;
 }
 
-/**
- * The largest multiple of `demand` (floor seconds per second, by the stretch it may take) the pool can serve:
- * ≥ 1 means it can. Work of stretch limit s may only go to points whose stretch is at most s.
- */
-export function servableMultiple(supply: readonly Supply[], demand: ReadonlyMap<number, number>): number {
-  return servingPlan(supply, demand).multiple;
-}
-
 export interface ServingPlan {
+  /** The largest multiple of the demand served (workflows per second when the demand is per workflow). */
   multiple: number;
-  /** Instances' worth of time each type spends at each concurrency, at the optimum. */
-  time: { type: number; concurrency: number; instances: number }[];
+  /** Instances' worth of time each type spends at each point, at the optimum. */
+  time: { type: number; concurrency: number; pure: number | null; instances: number }[];
 }
 
-/** servableMultiple, with how the optimum shares each type's time among its operating points. */
-export function servingPlan(supply: readonly Supply[], demand: ReadonlyMap<number, number>): ServingPlan {
-  const levels = [...new Set(supply.flatMap((s) => s.points.map((p) => p.stretch)))].sort((a, b) => a - b);
-  // Demand grouped by the tightest point level it may use: limits between two levels are the same class.
-  const classes = new Map<number, number>();
-  for (const [limit, work] of demand) {
-    if (work <= 0) continue;
-    const usable = levels.filter((l) => l <= limit + 1e-12);
-    const top = usable[usable.length - 1];
-    if (top === undefined) return { multiple: 0, time: [] };
-    classes.set(top, (classes.get(top) ?? 0) + work);
+/** What point `p` of type `t` supplies to class `cls` per instance-second, and at what stretch. */
+function offers(supply: readonly Supply[]): { t: number; p: number; cls: number; rate: number; stretch: number }[] {
+  return supply.flatMap((s, t) =>
+    s.points.flatMap((pt, p) => pt.classShare.flatMap((share, cls) => {
+      const stretch = pt.classStretch[cls] ?? Number.NaN;
+      return share > 0 && Number.isFinite(stretch) ? [{ t, p, cls, rate: pt.workRate * share, stretch }] : [];
+    })),
+  );
+}
+
+function timeOf(supply: readonly Supply[], variables: readonly (readonly [string, number])[]): ServingPlan["time"] {
+  return variables.flatMap(([name, value]) => {
+    const m = /^tau(\d+):(\d+)$/.exec(name);
+    const point = supply[Number(m?.[1])]?.points[Number(m?.[2])];
+    if (m === null || point === undefined) return [];
+    const pure = point.classShare.findIndex((x) => x > 0.999);
+    return [{ type: Number(m[1]), concurrency: point.concurrency, pure: pure < 0 ? null : pure, instances: value }];
+  });
+}
+
+/**
+ * The largest multiple of `demand` the pool serves. Work that may take stretch s can use every point where its
+ * class's stretch is at most s, so the sets of usable points are nested, and (Hall) the demand can be served iff,
+ * for each class and each stretch level, the points at or below that level supply at least the demand limited to
+ * it. That keeps the programme to one variable per operating point.
+ */
+export function servingPlan(supply: readonly Supply[], demand: readonly Demand[]): ServingPlan {
+  const offered = offers(supply);
+  const constraints: [string, { max?: number; min?: number }][] = supply.map((s, t) => [`time${t}`, { max: s.count }]);
+  const theta: Record<string, number> = { theta: 1 };
+  const rows = new Map<string, { cls: number; level: number }>();
+  for (const cls of new Set(demand.map((d) => d.cls))) {
+    const levels = [...new Set(offered.filter((o) => o.cls === cls).map((o) => o.stretch))].sort((a, b) => a - b);
+    const mine = demand.filter((d) => d.cls === cls && d.work > 0);
+    if (mine.some((d) => d.limit < (levels[0] ?? Infinity) - 1e-12)) return { multiple: 0, time: [] };
+    for (const level of levels) {
+      const need = mine.filter((d) => d.limit < (levels[levels.indexOf(level) + 1] ?? Infinity) - 1e-12 || level === levels.at(-1)).reduce((s, d) => s + d.work, 0);
+      if (need <= 0) continue;
+      const key = `h${cls}:${level}`;
+      rows.set(key, { cls, level });
+      constraints.push([key, { min: 0 }]);
+      theta[key] = -need;
+    }
   }
-  const variables: [string, Coefficients][] = [["theta", { theta: 1, ...Object.fromEntries([...classes].map(([k, work]) => [`d${k}`, -work])) }]];
-  const constraints: [string, { max?: number; equal?: number }][] = [...classes.keys()].map((k) => [`d${k}`, { equal: 0 }]);
-  for (const [g, s] of supply.entries()) {
-    constraints.push([`time${g}`, { max: s.count }]);
-    for (const [p, pt] of s.points.entries()) {
-      const cap = `cap${g}:${p}`;
-      constraints.push([cap, { max: 0 }]);
-      variables.push([`tau${g}:${p}`, { [`time${g}`]: 1, [cap]: -pt.workRate }]);
-      for (const k of classes.keys()) if (pt.stretch <= k + 1e-12) variables.push([`x${k}@${g}:${p}`, { [cap]: 1, [`d${k}`]: 1 }]);
+  const variables: [string, Coefficients][] = [["theta", theta]];
+  for (const [t, s] of supply.entries()) {
+    for (const p of s.points.keys()) {
+      const tau: Record<string, number> = { [`time${t}`]: 1 };
+      for (const o of offered) if (o.t === t && o.p === p) for (const [key, r] of rows) if (r.cls === o.cls && o.stretch <= r.level + 1e-12) tau[key] = o.rate;
+      variables.push([`tau${t}:${p}`, tau]);
     }
   }
   const result = solve({ direction: "maximize", objective: "theta", constraints, variables });
   if (result.status !== "optimal") return { multiple: result.status === "unbounded" ? Infinity : 0, time: [] };
-  const time = result.variables.flatMap(([name, value]) => {
-    const m = /^tau(\d+):(\d+)$/.exec(name);
-    const type = Number(m?.[1]);
-    const point = supply[type]?.points[Number(m?.[2])];
-    return m === null || point === undefined ? [] : [{ type, concurrency: point.concurrency, instances: value }];
-  });
-  return { multiple: result.result, time };
+  return { multiple: result.result, time: timeOf(supply, result.variables) };
+}
+
+/**
+ * The least work-weighted stretch at which the pool serves `rate` workflows per second with no deadline:
+ * its in-engine seconds over floor seconds (Infinity past saturation). `classWork`: floor seconds per workflow.
+ */
+export function leastMeanStretch(supply: readonly Supply[], classWork: readonly number[], rate: number): number {
+  const constraints: [string, { max?: number; min?: number }][] = [
+    ...supply.map((s, t): [string, { max: number }] => [`time${t}`, { max: s.count }]),
+    ...classWork.map((w, cls): [string, { min: number }] => [`d${cls}`, { min: rate * w }]),
+  ];
+  const variables: [string, Coefficients][] = [];
+  for (const o of offers(supply)) {
+    const cap = `cap${o.t}:${o.p}:${o.cls}`;
+    constraints.push([cap, { max: 0 }]);
+    variables.push([`x${o.t}:${o.p}:${o.cls}`, { [cap]: 1, [`d${o.cls}`]: 1, cost: o.stretch }]);
+  }
+  for (const [t, s] of supply.entries()) {
+    for (const [p, pt] of s.points.entries()) {
+      const tau: Record<string, number> = { [`time${t}`]: 1 };
+      for (const [cls, share] of pt.classShare.entries()) if (share > 0) tau[`cap${t}:${p}:${cls}`] = -pt.workRate * share;
+      variables.push([`tau${t}:${p}`, tau]);
+    }
+  }
+  const result = solve({ direction: "minimize", objective: "cost", constraints, variables });
+  const total = classWork.reduce((a, b) => a + b, 0);
+  return result.status === "optimal" ? result.result / (rate * total) : Infinity;
 }
 
 /** The least P95 (seconds) at `rate` workflows per second; Infinity when the pool cannot carry the rate. */
@@ -107,7 +160,7 @@ export function p95Bound(ws: readonly WorkflowWork[], supply: readonly Supply[],
   const paths = ws.map(criticalSeconds).sort((a, b) => a - b);
   const ok = (x: number): boolean => {
     const demand = stretchDemand(ws, x, quantile);
-    return demand !== null && servableMultiple(supply, demand) >= rate;
+    return demand !== null && servingPlan(supply, demand).multiple >= rate;
   };
   let lo = paths[Math.ceil(quantile * ws.length) - 1] ?? 0;
   if (ok(lo)) return lo;
