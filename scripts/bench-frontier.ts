@@ -173,7 +173,10 @@ async function main(): Promise<void> {
   const minutes = (Date.now() - started) / 60_000;
   mkdirSync(values.out, { recursive: true });
   const report = { generatedAt: new Date().toISOString(), minutes, options: o, pools: Object.fromEntries(pools.map((p) => [p, POOLS[p] ?? p])), scenarios: rows.map(({ pool, source, frontier, splits }) => ({ pool, source, ...frontier, timeSplits: splits })) };
-  writeFileSync(join(values.out, "frontier-latest.json"), `${JSON.stringify(report, null, 1)}\n`);
+  // Five significant digits, one scenario per line: the curves hold hundreds of points.
+  const rounded = (_: string, v: unknown): unknown => (typeof v === "number" && Number.isFinite(v) ? Number(v.toPrecision(5)) : v);
+  const { scenarios, ...head } = report;
+  writeFileSync(join(values.out, "frontier-latest.json"), `{${JSON.stringify(head, rounded).slice(1, -1)},"scenarios":[\n${scenarios.map((s) => JSON.stringify(s, rounded)).join(",\n")}\n]}\n`);
   const mdPath = join(values.out, "frontier-latest.md");
   writeFileSync(mdPath, markdown(rows, o, minutes));
   const at = (f: ScenarioFrontier, load: number) => f.loads.find((l) => Math.abs(l.load - load) < 1e-9);
