@@ -12,7 +12,7 @@ import { breakdownAt, type Shares } from "../src/sim/breakdown-report";
 import { scenarioBaseSlo, type Scenario } from "../src/sim/scenario";
 import { scenarioFrontier, type FrontierOptions, type ScenarioFrontier } from "../src/sim/frontier-scenario";
 import { POOLS, SOURCES, checkPool, checkSource, scenarioOf } from "./lib/ablation-scenarios";
-import { listArg, numberArg, runCli } from "./lib/cli";
+import { UsageError, listArg, numberArg, runCli } from "./lib/cli";
 import { progressBars } from "./lib/progress";
 import { fmt, markdownTable, renderTable } from "./lib/summary-table";
 
@@ -45,8 +45,15 @@ const STRONG = ["edf", "least-loaded", "hexgen"];
 function measuredOf(dir: string, pool: string, source: string): Measured | undefined {
   const path = join(dir, pool, "ablation-latest.json");
   if (!existsSync(path)) return undefined;
-  const parsed = MeasuredSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
-  return parsed.success ? parsed.data.scenarios.find((s) => s.source === source) : undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    throw new UsageError(`${path} is not JSON`);
+  }
+  const parsed = MeasuredSchema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(`${path} is not a bench:ablation report`);
+  return parsed.data.scenarios.find((s) => s.source === source);
 }
 
 /** The best measured capacity of edf, least-loaded and hexgen at `scale`, and whose it is. */
@@ -93,8 +100,6 @@ interface Row {
   splits: TimeSplit[];
 }
 
-const pct = (x: number): string => fmt.percent(x);
-
 function markdown(rows: readonly Row[], o: FrontierOptions, minutes: number): string {
   const head = [
     "pool / workload", "P95 floor s", "saturation wf/s: frontier (measured)",
@@ -127,8 +132,8 @@ function markdown(rows: readonly Row[], o: FrontierOptions, minutes: number): st
     "\nWhere the time goes at the measured points (src/sim/breakdown.ts; steady state, pooled over the seeds): each stage's last call splits into waiting for its engine, batching (its time in the engine over alone there), placement (alone there over alone on its fastest type) and its floor. Shares of the summed latency, for every workflow and for the tail.\n",
     markdownTable(["pool / workload", "point", "policy", "wf/s", "all: wait / batch / placement / floor", "tail: n, mean s, wait / batch / placement / floor"], rows.flatMap(({ pool, source, splits }) => splits.map((t) => [
       `${pool} / ${source}`, t.at, t.policy, fmt.fixed(t.rate, 3),
-      `${pct(t.all.wait)} / ${pct(t.all.batch)} / ${pct(t.all.gpu)} / ${pct(t.all.floor)}`,
-      `${t.tail.workflows}, ${fmt.fixed(t.tail.meanLatencyS, 0)}, ${pct(t.tail.wait)} / ${pct(t.tail.batch)} / ${pct(t.tail.gpu)} / ${pct(t.tail.floor)}`,
+      `${fmt.percent(t.all.wait)} / ${fmt.percent(t.all.batch)} / ${fmt.percent(t.all.gpu)} / ${fmt.percent(t.all.floor)}`,
+      `${t.tail.workflows}, ${fmt.fixed(t.tail.meanLatencyS, 0)}, ${fmt.percent(t.tail.wait)} / ${fmt.percent(t.tail.batch)} / ${fmt.percent(t.tail.gpu)} / ${fmt.percent(t.tail.floor)}`,
     ]))),
   ].join("\n");
 }
@@ -159,12 +164,14 @@ async function main(): Promise<void> {
   const seeds = Array.from({ length: seedCount }, (_, i) => i + 1);
   const started = Date.now();
   const cells = pools.flatMap((pool) => sources.map((source) => ({ pool, source })));
+  // Read (and check) the measured figures before any progress output, so a broken file is one line.
+  const measuredBy = new Map(cells.map(({ pool, source }) => [`${pool}/${source}`, measuredOf(values.ablation, pool, source)]));
   const progress = progressBars();
   const bar = progress.steps("frontier", cells.length);
   const rows: Row[] = [];
   for (const { pool, source } of cells) {
     const s = scenarioOf(pool, source);
-    const measured = measuredOf(values.ablation, pool, source);
+    const measured = measuredBy.get(`${pool}/${source}`);
     rows.push({ pool, source, measured, frontier: scenarioFrontier(s, scenarioBaseSlo(s), measured?.limits.saturation, o), splits: timeSplits(s, measured, seeds) });
     bar.step(`${pool}/${source}`);
   }

@@ -39,9 +39,15 @@ describe("bench:frontier", () => {
     expect(r.stdout).toContain("reference/synthetic");
   }, 150_000);
 
-  it("answers a bad option with one line and a non-zero exit", () => {
+  it("answers a bad option or a broken ablation file with one line and a non-zero exit", () => {
     const r = run("--pools", "nowhere");
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining('unknown pool "nowhere"')]);
+    const dir = mkdtempSync(join(tmpdir(), "hexflow-frontier-bad-"));
+    mkdirSync(join(dir, "reference"));
+    writeFileSync(join(dir, "reference", "ablation-latest.json"), "{not json");
+    const broken = run("--pools", "reference", "--sources", "synthetic", "--workflows", "20", "--ablation", dir, "--out", join(dir, "out"));
+    expect(broken.status).toBe(2);
+    expect(broken.stderr.trim().split("\n")).toEqual([expect.stringContaining("is not JSON")]);
   }, 60_000);
 });
