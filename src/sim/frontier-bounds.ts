@@ -105,7 +105,8 @@ export function servingPlan(supply: readonly Supply[], demand: readonly Demand[]
   for (const cls of new Set(demand.map((d) => d.cls))) {
     const levels = [...new Set(offered.filter((o) => o.cls === cls).map((o) => o.stretch))].sort((a, b) => a - b);
     const mine = demand.filter((d) => d.cls === cls && d.work > 0);
-    if (mine.some((d) => d.limit < (levels[0] ?? Infinity) - 1e-12)) return { multiple: 0, time: [] };
+    // Work no point serves (none of its class, or none within its stretch) cannot be served at any rate.
+    if (mine.length > 0 && (levels.length === 0 || mine.some((d) => d.limit < (levels[0] ?? Infinity) - 1e-12))) return { multiple: 0, time: [] };
     for (const level of levels) {
       const need = mine.filter((d) => d.limit < (levels[levels.indexOf(level) + 1] ?? Infinity) - 1e-12 || level === levels.at(-1)).reduce((s, d) => s + d.work, 0);
       if (need <= 0) continue;

@@ -64,6 +64,8 @@ describe("the serving programme", () => {
     expect(servingPlan(supply, [{ cls: 1, limit: Infinity, work: 1 }]).multiple).toBeCloseTo(6, 6);
     // Class 1 held to 1.4: only the mixed point qualifies.
     expect(servingPlan(supply, [{ cls: 1, limit: 1.4, work: 1 }]).multiple).toBeCloseTo(2, 6);
+    // A class no point serves cannot be served at any rate.
+    expect(servingPlan(supply, [{ cls: 2, limit: Infinity, work: 1 }]).multiple).toBe(0);
   });
 
   it("the least mean stretch is the cheapest concurrency for the rate, by Little's law", () => {
