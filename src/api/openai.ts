@@ -96,11 +96,14 @@ async function handle(c: Ctx, endpoint: Endpoint): Promise<Response> {
 }
 
 async function collected(c: Ctx, events: CallFollower, shaper: OpenAIShaper, cancel: () => void): Promise<Response> {
-  // Best effort: workerd signals a client disconnect on the request only where the runtime supports it.
-  c.req.raw.signal.addEventListener("abort", () => {
+  // Best effort: workerd signals a client disconnect on the request only where the runtime supports it. The
+  // client may have gone while the workflow was starting: an abort before the listener is heard now.
+  const gone = (): void => {
     events.cancel();
     cancel();
-  });
+  };
+  if (c.req.raw.signal.aborted) gone();
+  else c.req.raw.signal.addEventListener("abort", gone, { once: true });
   let text = "";
   for (;;) {
     const e = await events.next();

@@ -309,6 +309,23 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     await waitOnExecutionContext(ctx);
   }, 30_000);
 
+  it("cancels the workflow when the client went away before the call was placed", async () => {
+    const { queue, busy, release } = await busyInstance();
+    const ctx = createExecutionContext();
+    const abort = new AbortController();
+    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", signal: abort.signal, headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4 }) });
+    const pending = app.fetch(req, env, ctx);
+    // Gone before the endpoint could listen: the workflow still starts, then must be cancelled.
+    abort.abort();
+    const res = await pending;
+    await waitOnExecutionContext(ctx);
+    const v = (await (await api(`/v1/workflows/${res.headers.get("x-hexflow-workflow-id")}`)).json()) as WorkflowView;
+    expect(v.status).toBe("cancelled");
+    expect((await queue()).queued).toBe(0);
+    release();
+    expect((await busy).status).toBe(400);
+  }, 30_000);
+
   it("answers 503 when the pool has no instance", async () => {
     const res = await post("/v1/chat/completions", { messages: [{ role: "user", content: "hi" }] }, { "X-Hexflow-Pool": "empty" });
     expect(res.status).toBe(503);
