@@ -129,7 +129,7 @@ function markdown(rows: readonly Row[], o: FrontierOptions, minutes: number): st
       `${pool} / ${source}`,
       ...f.capacity.map((c) => c.time.filter((t) => t.instances > 0.01).map((t) => `${t.gpu} ${t.calls}@${t.concurrency}: ${t.instances.toFixed(2)}`).join(", ") || "–"),
     ])),
-    "\nWhere the time goes at the measured points (src/sim/breakdown.ts; steady state, pooled over the seeds): each stage's last call splits into waiting for its engine, batching (its time in the engine over alone there), placement (alone there over alone on its fastest type) and its floor. Shares of the summed latency, for every workflow and for the tail.\n",
+    "\nWhere the time goes at the measured points (src/sim/breakdown.ts; steady state, pooled over the seeds): each stage's last call splits into waiting for its engine, batching (its time in the engine beyond its time alone there), placement (alone there beyond alone on its fastest type) and its floor. Shares of the summed latency, for every workflow and for the tail.\n",
     markdownTable(["pool / workload", "point", "policy", "wf/s", "all: wait / batch / placement / floor", "tail: n, mean s, wait / batch / placement / floor"], rows.flatMap(({ pool, source, splits }) => splits.map((t) => [
       `${pool} / ${source}`, t.at, t.policy, fmt.fixed(t.rate, 3),
       `${fmt.percent(t.all.wait)} / ${fmt.percent(t.all.batch)} / ${fmt.percent(t.all.gpu)} / ${fmt.percent(t.all.floor)}`,

@@ -1,8 +1,8 @@
 /**
  * Where a workflow's time goes (measurement only; SimConfig.breakdown): each stage ends with its last call, and
  * that call's time from release to finish splits into the wait before its engine took it, the slowdown from the
- * batch it ran in (its time in the engine over what it takes alone there), the slowdown of the GPU type it was
- * placed on (alone there over alone on its fastest type), and its floor. Summed over the stages, the four add up
+ * batch it ran in (its time in the engine beyond what it takes alone there), the slowdown of the GPU type it was
+ * placed on (alone there beyond alone on its fastest type), and its floor. Summed over the stages, the four add up
  * to the workflow's latency, so a gap to the floor can be read as queueing, batching or placement.
  */
 import type { SimInstance } from "./cluster";
