@@ -14,6 +14,7 @@ import { scenarioFrontier, type FrontierOptions, type ScenarioFrontier } from ".
 import { POOLS, SOURCES, checkPool, checkSource, scenarioOf } from "./lib/ablation-scenarios";
 import { UsageError, listArg, numberArg, runCli } from "./lib/cli";
 import { progressBars } from "./lib/progress";
+import { STRONG_BASELINES, bestOf } from "./lib/ablation-report";
 import { fmt, markdownTable, renderTable } from "./lib/summary-table";
 
 const HELP = `usage: npm run bench:frontier -- [options]
@@ -40,8 +41,6 @@ const MeasuredSchema = z.object({
 });
 type Measured = z.infer<typeof MeasuredSchema>["scenarios"][number];
 
-const STRONG = ["edf", "least-loaded", "hexgen"];
-
 function measuredOf(dir: string, pool: string, source: string): Measured | undefined {
   const path = join(dir, pool, "ablation-latest.json");
   if (!existsSync(path)) return undefined;
@@ -57,13 +56,8 @@ function measuredOf(dir: string, pool: string, source: string): Measured | undef
 }
 
 /** The best measured capacity of edf, least-loaded and hexgen at `scale`, and whose it is. */
-function bestBaseline(m: Measured | undefined, scale: number): { policy: string; capacity: number; alpha: number } | undefined {
-  let best: { policy: string; capacity: number; alpha: number } | undefined;
-  for (const p of m?.policies ?? []) {
-    const c = p.capacity.find((x) => x.scale === scale);
-    if (STRONG.includes(p.policy) && c !== undefined && (best === undefined || c.capacity > best.capacity)) best = { policy: p.policy, capacity: c.capacity, alpha: c.alpha ?? 0 };
-  }
-  return best;
+function bestBaseline(m: Measured | undefined, scale: number) {
+  return bestOf(m?.policies ?? [], scale, (n) => STRONG_BASELINES.includes(n));
 }
 
 interface TimeSplit {
@@ -81,7 +75,7 @@ function timeSplits(s: Scenario, m: Measured | undefined, seeds: readonly number
   const best = bestBaseline(m, 2);
   const spec = best === undefined ? undefined : getPolicy(best.policy);
   if (best !== undefined && spec !== undefined && best.capacity > 0) {
-    out.push({ at: "cap@2x (missed)", policy: best.policy, rate: best.capacity, ...breakdownAt({ ...s, rate: best.capacity, sloScale: 2 }, spec, best.alpha, seeds, "missed") });
+    out.push({ at: "cap@2x (missed)", policy: best.policy, rate: best.capacity, ...breakdownAt({ ...s, rate: best.capacity, sloScale: 2 }, spec, best.entry.alpha ?? 0, seeds, "missed") });
   }
   const hexgen = getPolicy("hexgen");
   const at80 = m.policies.find((p) => p.policy === "hexgen")?.loads.find((l) => Math.abs(l.load - 0.8) < 1e-9);

@@ -13,17 +13,21 @@ export interface AblationReport {
   scenarios: { pool: string; source: string; limits: Limits; policies: PolicyAblation[] }[];
 }
 
-const STRONG_BASELINES = ["edf", "least-loaded", "hexgen"];
+export const STRONG_BASELINES = ["edf", "least-loaded", "hexgen"];
 const BASELINES = ["rr-fcfs", ...STRONG_BASELINES];
 
-const capacityAt = (p: PolicyAblation, scale: number): number | undefined => p.capacity.find((c) => c.scale === scale)?.capacity;
+/** What bestOf reads of a policy's figures: a full PolicyAblation, or the part of one a report file holds. */
+interface CapacityEntry {
+  scale: number;
+  capacity: number;
+}
 
-/** The policy with the highest capacity at `scale` among `names` (undefined when none was measured). */
-function bestOf(s: AblationReport["scenarios"][number], scale: number, keep: (name: string) => boolean): { policy: string; capacity: number } | undefined {
-  let best: { policy: string; capacity: number } | undefined;
-  for (const p of s.policies) {
-    const c = capacityAt(p, scale);
-    if (keep(p.policy) && c !== undefined && (best === undefined || c > best.capacity)) best = { policy: p.policy, capacity: c };
+/** The policy with the highest capacity at `scale` among those `keep` accepts (undefined when none was measured). */
+export function bestOf<P extends { policy: string; capacity: readonly CapacityEntry[] }>(policies: readonly P[], scale: number, keep: (name: string) => boolean): { policy: string; capacity: number; entry: P["capacity"][number] } | undefined {
+  let best: { policy: string; capacity: number; entry: P["capacity"][number] } | undefined;
+  for (const p of policies) {
+    const entry = p.capacity.find((c) => c.scale === scale);
+    if (keep(p.policy) && entry !== undefined && (best === undefined || entry.capacity > best.capacity)) best = { policy: p.policy, capacity: entry.capacity, entry };
   }
   return best;
 }
@@ -33,8 +37,8 @@ function bestOf(s: AblationReport["scenarios"][number], scale: number, keep: (na
  * baseline (an ablation entry or hexflow) as a multiple of it.
  */
 export function headline(s: AblationReport["scenarios"][number], scale: number): { best: string; challenger: string; ratio: number | undefined } {
-  const base = bestOf(s, scale, (n) => STRONG_BASELINES.includes(n));
-  const other = bestOf(s, scale, (n) => !BASELINES.includes(n));
+  const base = bestOf(s.policies, scale, (n) => STRONG_BASELINES.includes(n));
+  const other = bestOf(s.policies, scale, (n) => !BASELINES.includes(n));
   return { best: base?.policy ?? "", challenger: other?.policy ?? "", ratio: base === undefined || other === undefined || base.capacity <= 0 ? undefined : other.capacity / base.capacity };
 }
 
