@@ -274,32 +274,39 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
     return { queue, busy, release: () => (released = true) };
   }
 
-  // Both run in this context (not through the Worker's service binding, which passes neither a reader's
-  // cancel nor an abort on), so the endpoint sees them as it sees a client going away.
-  it("cancels the workflow when a streaming client goes away: its queued call leaves the instance", async () => {
-    const { queue, busy, release } = await busyInstance();
-    const ctx = createExecutionContext();
-    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4, stream: true }) });
-    const res = await app.fetch(req, env, ctx);
-    expect(res.status).toBe(200);
-    expect((await queue()).queued).toBe(1);
-    const reader = res.body?.getReader();
-    expect((await reader?.read())?.done).toBe(false); // the role chunk: headers went out while the call is queued
-    await reader?.cancel();
-    await waitOnExecutionContext(ctx);
+  /** A second chat call made in this context, as a client whose going away the endpoint can see. */
+  const secondChat = (extra: { stream?: true; signal?: AbortSignal }) =>
+    new Request("http://gateway.test/v1/chat/completions", { method: "POST", ...(extra.signal === undefined ? {} : { signal: extra.signal }), headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4, ...(extra.stream === undefined ? {} : { stream: true }) }) });
+
+  /** The second call's workflow was cancelled and its queued call left the instance; the first then ends. */
+  async function expectCancelled(res: Response, { queue, busy, release }: Awaited<ReturnType<typeof busyInstance>>) {
     const v = (await (await api(`/v1/workflows/${res.headers.get("x-hexflow-workflow-id")}`)).json()) as WorkflowView;
     expect(v.status).toBe("cancelled");
     expect((await queue()).queued).toBe(0);
     release();
     expect((await busy).status).toBe(400);
+  }
+
+  // Both run in this context (not through the Worker's service binding, which passes neither a reader's
+  // cancel nor an abort on), so the endpoint sees them as it sees a client going away.
+  it("cancels the workflow when a streaming client goes away: its queued call leaves the instance", async () => {
+    const first = await busyInstance();
+    const ctx = createExecutionContext();
+    const res = await app.fetch(secondChat({ stream: true }), env, ctx);
+    expect(res.status).toBe(200);
+    expect((await first.queue()).queued).toBe(1);
+    const reader = res.body?.getReader();
+    expect((await reader?.read())?.done).toBe(false); // the role chunk: headers went out while the call is queued
+    await reader?.cancel();
+    await waitOnExecutionContext(ctx);
+    await expectCancelled(res, first);
   }, 20_000);
 
   it("cancels the workflow when a non-streamed client goes away (request.signal, enable_request_signal)", async () => {
     const { queue, busy, release } = await busyInstance();
     const ctx = createExecutionContext();
     const abort = new AbortController();
-    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", signal: abort.signal, headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4 }) });
-    const pending = app.fetch(req, env, ctx);
+    const pending = app.fetch(secondChat({ signal: abort.signal }), env, ctx);
     await until(async () => ((await queue()).queued === 1 ? true : undefined), 10_000);
     abort.abort();
     await until(async () => ((await queue()).queued === 0 ? true : undefined), 10_000);
@@ -310,20 +317,15 @@ describe("OpenAI-compatible chat and completions, scheduled as one-call workflow
   }, 30_000);
 
   it("cancels the workflow when the client went away before the call was placed", async () => {
-    const { queue, busy, release } = await busyInstance();
+    const first = await busyInstance();
     const ctx = createExecutionContext();
     const abort = new AbortController();
-    const req = new Request("http://gateway.test/v1/chat/completions", { method: "POST", signal: abort.signal, headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEY}` }, body: JSON.stringify({ messages: [{ role: "user", content: "second" }], max_tokens: 4 }) });
-    const pending = app.fetch(req, env, ctx);
+    const pending = app.fetch(secondChat({ signal: abort.signal }), env, ctx);
     // Gone before the endpoint could listen: the workflow still starts, then must be cancelled.
     abort.abort();
     const res = await pending;
     await waitOnExecutionContext(ctx);
-    const v = (await (await api(`/v1/workflows/${res.headers.get("x-hexflow-workflow-id")}`)).json()) as WorkflowView;
-    expect(v.status).toBe("cancelled");
-    expect((await queue()).queued).toBe(0);
-    release();
-    expect((await busy).status).toBe(400);
+    await expectCancelled(res, first);
   }, 30_000);
 
   it("answers 503 when the pool has no instance", async () => {
