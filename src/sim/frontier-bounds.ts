@@ -107,8 +107,10 @@ export function servingPlan(supply: readonly Supply[], demand: readonly Demand[]
     const mine = demand.filter((d) => d.cls === cls && d.work > 0);
     // Work no point serves (none of its class, or none within its stretch) cannot be served at any rate.
     if (mine.length > 0 && (levels.length === 0 || mine.some((d) => d.limit < (levels[0] ?? Infinity) - 1e-12))) return { multiple: 0, time: [] };
-    for (const level of levels) {
-      const need = mine.filter((d) => d.limit < (levels[levels.indexOf(level) + 1] ?? Infinity) - 1e-12 || level === levels.at(-1)).reduce((s, d) => s + d.work, 0);
+    for (const [j, level] of levels.entries()) {
+      // The work that can use no level above this one: all of it at the top level.
+      const above = levels[j + 1];
+      const need = mine.filter((d) => above === undefined || d.limit < above - 1e-12).reduce((s, d) => s + d.work, 0);
       if (need <= 0) continue;
       const key = `h${cls}:${level}`;
       rows.set(key, { cls, level });
