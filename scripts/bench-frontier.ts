@@ -41,6 +41,9 @@ const MeasuredSchema = z.object({
 });
 type Measured = z.infer<typeof MeasuredSchema>["scenarios"][number];
 
+/** A load point by its share of saturation (loads are parsed numbers, so compared with a tolerance). */
+const atLoad = <L extends { load: number }>(loads: readonly L[] | undefined, load: number): L | undefined => loads?.find((l) => Math.abs(l.load - load) < 1e-9);
+
 function measuredOf(dir: string, pool: string, source: string): Measured | undefined {
   const path = join(dir, pool, "ablation-latest.json");
   if (!existsSync(path)) return undefined;
@@ -78,7 +81,7 @@ function timeSplits(s: Scenario, m: Measured | undefined, seeds: readonly number
     out.push({ at: "cap@2x (missed)", policy: best.policy, rate: best.capacity, ...breakdownAt({ ...s, rate: best.capacity, sloScale: 2 }, spec, best.entry.alpha ?? 0, seeds, "missed") });
   }
   const hexgen = getPolicy("hexgen");
-  const at80 = m.policies.find((p) => p.policy === "hexgen")?.loads.find((l) => Math.abs(l.load - 0.8) < 1e-9);
+  const at80 = atLoad(m.policies.find((p) => p.policy === "hexgen")?.loads, 0.8);
   if (hexgen !== undefined && at80 !== undefined) {
     const rate = 0.8 * m.limits.saturation;
     out.push({ at: "80% load (≥ P95)", policy: "hexgen", rate, ...breakdownAt({ ...s, rate, sloScale: 2 }, hexgen, at80.alpha ?? 0, seeds, "p95") });
@@ -105,7 +108,7 @@ function markdown(rows: readonly Row[], o: FrontierOptions, minutes: number): st
     fmt.fixed(f.floorP95S, 1),
     `${fmt.fixed(f.saturation, 3)} (${fmt.fixed(m?.limits.saturation, 3)})`,
     ...f.loads.map((l) => {
-      const hex = m?.policies.find((p) => p.policy === "hexgen")?.loads.find((x) => Math.abs(x.load - l.load) < 1e-9);
+      const hex = atLoad(m?.policies.find((p) => p.policy === "hexgen")?.loads, l.load);
       return `${fmt.times(l.meanStretch)} / ${fmt.times(l.p95OverFloor)} (${fmt.times(hex?.p95OverFloor)})`;
     }),
     ...f.capacity.map((c) => {
@@ -180,10 +183,9 @@ async function main(): Promise<void> {
   writeFileSync(join(values.out, "frontier-latest.json"), `{${JSON.stringify(head, rounded).slice(1, -1)},"scenarios":[\n${scenarios.map((s) => JSON.stringify(s, rounded)).join(",\n")}\n]}\n`);
   const mdPath = join(values.out, "frontier-latest.md");
   writeFileSync(mdPath, markdown(rows, o, minutes));
-  const at = (f: ScenarioFrontier, load: number) => f.loads.find((l) => Math.abs(l.load - load) < 1e-9);
   process.stdout.write(renderTable(
     [{ header: "scenario", align: "left" }, { header: "frontier sat wf/s" }, { header: "measured" }, { header: "P95 @80% ≥ × floor" }, { header: "cap@2x ≤ wf/s" }, { header: "best baseline @2x" }],
-    rows.map(({ pool, source, frontier: f, measured: m }) => [`${pool}/${source}`, fmt.fixed(f.saturation, 3), fmt.fixed(m?.limits.saturation, 3), fmt.times(at(f, 0.8)?.p95OverFloor), fmt.fixed(f.capacity.find((c) => c.scale === 2)?.capacity, 3), fmt.fixed(bestBaseline(m, 2)?.capacity, 3)]),
+    rows.map(({ pool, source, frontier: f, measured: m }) => [`${pool}/${source}`, fmt.fixed(f.saturation, 3), fmt.fixed(m?.limits.saturation, 3), fmt.times(atLoad(f.loads, 0.8)?.p95OverFloor), fmt.fixed(f.capacity.find((c) => c.scale === 2)?.capacity, 3), fmt.fixed(bestBaseline(m, 2)?.capacity, 3)]),
     `Service frontier (${minutes.toFixed(1)} min): ${mdPath}`,
   ));
 }
