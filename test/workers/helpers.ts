@@ -35,6 +35,11 @@ export function api(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(`http://gateway.test${path}`, { ...init, headers });
 }
 
+/** A JSON POST to the gateway as the test tenant; a string body is sent as it is. */
+export function postJson(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return api(path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+}
+
 export function admin(path: string, method: string, body?: unknown): Promise<Response> {
   return api(`/admin${path}`, { method, headers: ADMIN, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
